@@ -1,0 +1,683 @@
+"""Compare finished runs on the same items: accuracy, paired tests, reasoning length, sweeps.
+
+`evalsuite compare RUN_A RUN_B [RUN_C ...]` prints, in order: the item check, accuracy with
+Wilson intervals and an exact McNemar test of each run against the first, per-subset
+deltas, the reasoning-length table (tokens, thinking share, speed, time-to-solution) and a
+one-line verdict. `--sweep KEY` adds one table of all runs in the order of a setting.
+
+Reads run folders only (docs/records.md); never calls an endpoint. See docs/compare.md.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence, TextIO
+
+from ..store import Run, RunFolderError, load_run
+from .stats import McNemar, mcnemar_exact, mean, median, percentile, wilson
+
+DERIVED_HOW = "derived: completion_tokens × reasoning chars ÷ (reasoning + answer chars)"
+
+
+class CompareError(ValueError):
+    """Runs that cannot be compared (no items in common, a sweep key a run lacks, ...)."""
+
+
+# ---------------------------------------------------------------------------- items
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Which items the comparison uses, and why not all of them."""
+
+    ids: tuple[str, ...]            # compared ids, in the first run's order
+    same_items: bool                # one fingerprint and every run has a record for every item
+    notes: tuple[str, ...] = ()     # sentences saying what was left out and why
+
+
+def _fingerprint(run: Run) -> str | None:
+    return (run.manifest.get("dataset") or {}).get("fingerprint")
+
+
+def align(runs: Sequence[Run]) -> Alignment:
+    """The ids every run has a record for. Different fingerprints (different item sets)
+    give their intersection, and a note says so; so do missing records (an unfinished run)
+    and ids whose gold answer differs between runs (not the same question after all)."""
+    if not runs:
+        raise CompareError("no runs to compare")
+    notes: list[str] = []
+    fingerprints = [_fingerprint(r) for r in runs]
+    same_fingerprint = None not in fingerprints and len(set(fingerprints)) == 1
+    if not same_fingerprint:
+        described = ", ".join(f"{r.name}: {(f or 'none')[:12]} ({len(r.records)} records)"
+                              for r, f in zip(runs, fingerprints))
+        notes.append(f"different item sets (fingerprints {described})")
+    by_id = [r.by_id for r in runs]
+    common = [i for i in by_id[0] if all(i in ids for ids in by_id[1:])]
+    if same_fingerprint:
+        for run, ids in zip(runs, by_id):
+            expected = run.manifest.get("item_ids") or list(ids)
+            missing = sum(1 for i in expected if i not in ids)
+            if missing:
+                notes.append(f"{run.name} has no record for {missing} of its {len(expected)} items "
+                             f"(status {run.manifest.get('status', '?')})")
+    gold_differs = [i for i in common if len({str(b[i].get("gold")) for b in by_id}) > 1]
+    if gold_differs:
+        notes.append(f"{len(gold_differs)} shared ids have different gold answers and are left out "
+                     f"(e.g. {gold_differs[0]})")
+        skip = set(gold_differs)
+        common = [i for i in common if i not in skip]
+    if not common:
+        raise CompareError("the runs have no items in common: " + "; ".join(notes or ["no records"]))
+    if notes and (not same_fingerprint or len(common) < max(len(b) for b in by_id)):
+        notes.append(f"comparing the {len(common)} items all runs share")
+    return Alignment(ids=tuple(common), same_items=same_fingerprint and not notes, notes=tuple(notes))
+
+
+# ---------------------------------------------------------------------------- per run
+
+
+def _usage(record: Mapping[str, Any], key: str) -> float | None:
+    value = (record.get("usage") or {}).get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _timing(record: Mapping[str, Any], key: str) -> float | None:
+    value = (record.get("timing") or {}).get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def is_error(record: Mapping[str, Any]) -> bool:
+    return record.get("outcome") == "error"
+
+
+def is_correct(record: Mapping[str, Any]) -> bool:
+    return record.get("outcome") == "correct"
+
+
+def reasoning_tokens_of(record: Mapping[str, Any]) -> tuple[float | None, str]:
+    """(reasoning tokens, "server" | "derived" | "none") for one record.
+
+    The server's usage.reasoning_tokens when given. Otherwise derived from the text: the
+    reasoning's share of the characters of reasoning + answer, applied to completion_tokens
+    (characters per token are about the same in both parts). No reasoning text: 0.
+    """
+    given = _usage(record, "reasoning_tokens")
+    if given is not None:
+        return float(given), "server"
+    completion = _usage(record, "completion_tokens")
+    if completion is None:
+        return None, "none"
+    reasoning_chars = len(record.get("reasoning") or "")
+    answer_chars = len(record.get("answer") or "")
+    if reasoning_chars == 0:
+        return 0.0, "none"
+    return completion * reasoning_chars / (reasoning_chars + answer_chars), "derived"
+
+
+@dataclass(frozen=True)
+class SubsetStats:
+    subset: str
+    n: int
+    n_correct: int
+    n_errors: int
+
+    @property
+    def accuracy(self) -> float | None:
+        graded = self.n - self.n_errors
+        return self.n_correct / graded if graded else None
+
+
+@dataclass(frozen=True)
+class TokenStats:
+    """The reasoning-length figures of one run over the compared items (errors left out)."""
+
+    n_with_usage: int
+    usage_missing: int
+    out_mean: float | None
+    out_median: float | None
+    out_p90: float | None
+    out_total: float
+    reasoning_mean: float | None
+    thinking_share: float | None        # reasoning tokens / completion tokens, over items with both
+    reasoning_source: str               # "server", "derived", "mixed" or "none"
+    reasoning_how: str                  # the sentence the table prints
+    truncation_rate: float | None
+    ttft_median: float | None
+    decode_tps: float | None            # Σ completion_tokens / Σ (total_s − ttft_s)
+    tts_median: float | None            # time-to-solution: timing.total_s per item
+    tts_mean: float | None
+    tts_total: float | None
+    correct_per_1k: float | None        # correct answers per 1,000 output tokens
+    completion_tokens: tuple[float, ...] = field(repr=False, default=())
+
+
+def token_stats(records: Sequence[Mapping[str, Any]]) -> TokenStats:
+    answered = [r for r in records if not is_error(r)]
+    completions = [c for c in (_usage(r, "completion_tokens") for r in answered) if c is not None]
+    reasoning_pairs: list[tuple[float, float]] = []   # (reasoning, completion) per item
+    sources = {"server": 0, "derived": 0, "none": 0}
+    for r in answered:
+        tokens, source = reasoning_tokens_of(r)
+        completion = _usage(r, "completion_tokens")
+        if tokens is None or completion is None:
+            continue
+        sources[source] += 1
+        reasoning_pairs.append((tokens, completion))
+    if sources["server"] and sources["derived"]:
+        source, how = "mixed", f"server usage for {sources['server']} items, {DERIVED_HOW} for {sources['derived']}"
+    elif sources["server"]:
+        source, how = "server", "server usage.reasoning_tokens"
+    elif sources["derived"]:
+        source, how = "derived", DERIVED_HOW
+    else:
+        source, how = "none", "no reasoning in the records"
+    reasoning_total = sum(t for t, _ in reasoning_pairs)
+    reasoning_completion = sum(c for _, c in reasoning_pairs)
+    decode_tokens = decode_seconds = 0.0
+    for r in answered:
+        completion, ttft, total = _usage(r, "completion_tokens"), _timing(r, "ttft_s"), _timing(r, "total_s")
+        if completion is not None and ttft is not None and total is not None and total > ttft:
+            decode_tokens += completion
+            decode_seconds += total - ttft
+    totals = [t for t in (_timing(r, "total_s") for r in answered) if t is not None]
+    ttfts = [t for t in (_timing(r, "ttft_s") for r in answered) if t is not None]
+    truncated = sum(1 for r in answered if r.get("outcome") == "truncated" or r.get("finish_reason") == "length")
+    correct_with_tokens = sum(1 for r in answered if is_correct(r) and _usage(r, "completion_tokens") is not None)
+    out_total = float(sum(completions))
+    return TokenStats(
+        n_with_usage=len(completions),
+        usage_missing=len(answered) - len(completions),
+        out_mean=mean(completions),
+        out_median=median(completions),
+        out_p90=percentile(completions, 90),
+        out_total=out_total,
+        reasoning_mean=reasoning_total / len(reasoning_pairs) if reasoning_pairs else None,
+        thinking_share=reasoning_total / reasoning_completion if reasoning_completion else None,
+        reasoning_source=source,
+        reasoning_how=how,
+        truncation_rate=truncated / len(answered) if answered else None,
+        ttft_median=median(ttfts),
+        decode_tps=decode_tokens / decode_seconds if decode_seconds else None,
+        tts_median=median(totals),
+        tts_mean=mean(totals),
+        tts_total=sum(totals) if totals else None,
+        correct_per_1k=1000 * correct_with_tokens / out_total if out_total else None,
+        completion_tokens=tuple(completions),
+    )
+
+
+@dataclass(frozen=True)
+class RunStats:
+    name: str
+    path: str
+    n: int
+    n_correct: int
+    n_wrong: int
+    n_unextracted: int
+    n_truncated: int
+    n_errors: int
+    subsets: tuple[SubsetStats, ...]
+    tokens: TokenStats
+
+    @property
+    def graded(self) -> int:
+        return self.n - self.n_errors
+
+    @property
+    def accuracy(self) -> float | None:
+        """correct / (items − errors), as docs/records.md defines it."""
+        return self.n_correct / self.graded if self.graded else None
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return wilson(self.n_correct, self.graded)
+
+    def subset(self, name: str) -> SubsetStats | None:
+        return next((s for s in self.subsets if s.subset == name), None)
+
+
+def run_stats(run: Run, ids: Sequence[str], name: str | None = None) -> RunStats:
+    by_id = run.by_id
+    records = [by_id[i] for i in ids]
+    outcomes = [r.get("outcome") for r in records]
+    subset_names = sorted({str(r.get("subset")) for r in records})
+    subsets = tuple(
+        SubsetStats(
+            subset=s,
+            n=sum(1 for r in records if str(r.get("subset")) == s),
+            n_correct=sum(1 for r in records if str(r.get("subset")) == s and is_correct(r)),
+            n_errors=sum(1 for r in records if str(r.get("subset")) == s and is_error(r)),
+        )
+        for s in subset_names
+    )
+    return RunStats(
+        name=name or run.name,
+        path=str(run.path),
+        n=len(records),
+        n_correct=outcomes.count("correct"),
+        n_wrong=outcomes.count("wrong"),
+        n_unextracted=outcomes.count("unextracted"),
+        n_truncated=outcomes.count("truncated"),
+        n_errors=outcomes.count("error"),
+        subsets=subsets,
+        tokens=token_stats(records),
+    )
+
+
+# ---------------------------------------------------------------------------- pairs
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Run B against run A (the first run) on the items neither errored on."""
+
+    a: str
+    b: str
+    mcnemar: McNemar
+    errors_excluded: int                # items that errored in A or B
+    acc_a: float | None                 # accuracy of each run on the paired items
+    acc_b: float | None
+    both_correct_with_tokens: int
+    token_ratio_total: float | None     # Σ tokens B / Σ tokens A on items both got right
+    token_ratio_median: float | None    # median per-item B/A on those items
+
+    @property
+    def delta_pp(self) -> float | None:
+        if self.acc_a is None or self.acc_b is None:
+            return None
+        return 100 * (self.acc_b - self.acc_a)
+
+
+def paired(run_a: Run, run_b: Run, ids: Sequence[str], name_a: str, name_b: str) -> Paired:
+    a_by_id, b_by_id = run_a.by_id, run_b.by_id
+    usable = [i for i in ids if not is_error(a_by_id[i]) and not is_error(b_by_id[i])]
+    a_ok = [is_correct(a_by_id[i]) for i in usable]
+    b_ok = [is_correct(b_by_id[i]) for i in usable]
+    ratios: list[float] = []
+    sum_a = sum_b = 0.0
+    for i, x, y in zip(usable, a_ok, b_ok):
+        ta, tb = _usage(a_by_id[i], "completion_tokens"), _usage(b_by_id[i], "completion_tokens")
+        if x and y and ta and tb is not None:
+            ratios.append(tb / ta)
+            sum_a += ta
+            sum_b += tb
+    n = len(usable)
+    return Paired(
+        a=name_a, b=name_b,
+        mcnemar=mcnemar_exact(a_ok, b_ok),
+        errors_excluded=len(ids) - n,
+        acc_a=sum(a_ok) / n if n else None,
+        acc_b=sum(b_ok) / n if n else None,
+        both_correct_with_tokens=len(ratios),
+        token_ratio_total=sum_b / sum_a if sum_a else None,
+        token_ratio_median=median(ratios),
+    )
+
+
+# ---------------------------------------------------------------------------- the comparison
+
+
+@dataclass(frozen=True)
+class Comparison:
+    alignment: Alignment
+    runs: tuple[RunStats, ...]
+    pairs: tuple[Paired, ...]           # runs[1:] each against runs[0]
+    alpha: float
+
+    @property
+    def subset_names(self) -> list[str]:
+        return sorted({s.subset for r in self.runs for s in r.subsets})
+
+    def verdict(self) -> str:
+        return verdict_line(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for run, data in zip(self.runs, out["runs"]):
+            data.update(accuracy=run.accuracy, ci95=list(run.ci95))
+            data["tokens"].pop("completion_tokens", None)
+        for pair, data in zip(self.pairs, out["pairs"]):
+            data["delta_pp"] = pair.delta_pp
+        out["verdict"] = self.verdict()
+        return out
+
+
+def unique_names(runs: Sequence[Run]) -> list[str]:
+    """Run names (label, else folder name), made unique so tables stay readable."""
+    names: list[str] = []
+    for run in runs:
+        name = run.name
+        if name in names:
+            name = f"{name} ({run.path.name})" if f"{name} ({run.path.name})" not in names else str(run.path)
+        names.append(name)
+    return names
+
+
+def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
+    alignment = align(runs)
+    names = unique_names(runs)
+    stats = tuple(run_stats(r, alignment.ids, n) for r, n in zip(runs, names))
+    pairs = tuple(paired(runs[0], r, alignment.ids, names[0], n) for r, n in zip(runs[1:], names[1:]))
+    return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha)
+
+
+def load_runs(paths: Sequence[str | Path]) -> list[Run]:
+    return [load_run(p) for p in paths]
+
+
+# ---------------------------------------------------------------------------- words
+
+
+def fmt_pct(x: float | None, digits: int = 1) -> str:
+    return "n/a" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def fmt_num(x: float | None, digits: int = 1) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:,.{digits}f}"
+
+
+def fmt_p(p: float) -> str:
+    return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def fmt_ratio(x: float | None) -> str:
+    return "n/a" if x is None else f"×{x:.2f}"
+
+
+def speed_words(a: RunStats, b: RunStats) -> str | None:
+    """"B decodes 23% faster but writes ×2.70 the tokens: ×2.20 the time to solve" — the
+    decode rate alone misleads, so it is never said without the time to solution."""
+    ta, tb = a.tokens, b.tokens
+    if not (ta.tts_total and tb.tts_total):
+        return None
+    time_ratio = (tb.tts_mean or 0) / ta.tts_mean if ta.tts_mean else None
+    if time_ratio is None:
+        return None
+    parts = []
+    if ta.decode_tps and tb.decode_tps:
+        change = tb.decode_tps / ta.decode_tps - 1
+        parts.append(f"decodes {abs(change) * 100:.0f}% {'faster' if change >= 0 else 'slower'}")
+    if ta.out_mean and tb.out_mean is not None:
+        parts.append(f"writes {fmt_ratio(tb.out_mean / ta.out_mean)} the tokens")
+    pace = "slower" if time_ratio > 1 else "faster"
+    # "but" when the decode rate points one way and the time to solve the other
+    conflict = bool(ta.decode_tps and tb.decode_tps and (tb.decode_tps > ta.decode_tps) == (time_ratio > 1))
+    head = f"{b.name} " + ((" but " if conflict else " and ").join(parts) if parts else "")
+    return f"{head}: {fmt_ratio(time_ratio)} the time per item ({pace} to solve)".replace(" :", ":")
+
+
+def verdict_line(cmp: Comparison) -> str:
+    """One line in words: for each run against the first, better / worse / no detectable
+    difference (exact McNemar at alpha), plus time-to-solution when timings exist."""
+    if not cmp.pairs:
+        run = cmp.runs[0]
+        return f"{run.name}: {fmt_pct(run.accuracy)} on {run.graded} items (one run, nothing to compare)"
+    parts = []
+    for pair, b in zip(cmp.pairs, cmp.runs[1:]):
+        m = pair.mcnemar
+        delta = pair.delta_pp
+        stats = (f"{delta:+.1f} pp on {m.n_pairs} paired items, only {pair.a} right {m.b}, only {pair.b} right {m.c}, "
+                 f"p={fmt_p(m.p)}" if delta is not None else "no paired items")
+        if delta is not None and m.significant(cmp.alpha) and m.b != m.c:
+            word = "worse than" if m.b > m.c else "better than"
+            sentence = f"{pair.b} is {word} {pair.a} ({stats}; significant at α={cmp.alpha:g})"
+        else:
+            sentence = f"{pair.b} vs {pair.a}: no detectable difference ({stats}; not significant at α={cmp.alpha:g})"
+        speed = speed_words(cmp.runs[0], b)
+        if speed:
+            sentence += f"; {speed}"
+        parts.append(sentence)
+    return "; ".join(parts)
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table: first column left-aligned, the rest right-aligned."""
+    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+
+    def line(row: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
+
+
+def accuracy_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
+    headers = ["run", "items", "correct", "wrong", "unextr.", "trunc.", "errors", "accuracy", "95% CI (Wilson)",
+               "Δ vs first", "A-only (b)", "B-only (c)", "McNemar p", "paired", "errors excl."]
+    rows = []
+    for i, r in enumerate(cmp.runs):
+        lo, hi = r.ci95
+        row = [r.name, r.n, r.n_correct, r.n_wrong, r.n_unextracted, r.n_truncated, r.n_errors,
+               fmt_pct(r.accuracy), f"[{100 * lo:.1f}, {100 * hi:.1f}]" if r.graded else "n/a"]
+        if i == 0:
+            row += ["(first)", "", "", "", "", ""]
+        else:
+            p = cmp.pairs[i - 1]
+            row += ["n/a" if p.delta_pp is None else f"{p.delta_pp:+.1f} pp", p.mcnemar.b, p.mcnemar.c,
+                    fmt_p(p.mcnemar.p), p.mcnemar.n_pairs, p.errors_excluded]
+        rows.append(row)
+    return headers, rows
+
+
+def subset_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
+    first = cmp.runs[0]
+    headers = ["subset", "items"] + [r.name for r in cmp.runs] + [f"Δ {r.name}" for r in cmp.runs[1:]]
+    rows = []
+    for s in cmp.subset_names:
+        base = first.subset(s)
+        accs = [(r.subset(s).accuracy if r.subset(s) else None) for r in cmp.runs]
+        deltas = ["n/a" if a is None or accs[0] is None else f"{100 * (a - accs[0]):+.1f} pp" for a in accs[1:]]
+        rows.append([s, base.n if base else 0] + [fmt_pct(a) for a in accs] + deltas)
+    return headers, rows
+
+
+def reasoning_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
+    headers = ["run", "out tok mean", "median", "p90", "reasoning tok", "thinking share", "truncated",
+               "TTFT med (s)", "decode tok/s", "time/item med (s)", "total (s)", "time vs first",
+               "correct/1k tok", "tok B/A (both right)"]
+    first = cmp.runs[0].tokens
+    rows = []
+    for i, r in enumerate(cmp.runs):
+        t = r.tokens
+        share = fmt_pct(t.thinking_share, 0)
+        if t.reasoning_source in ("derived", "mixed") and t.thinking_share is not None:
+            share += " (derived)"
+        time_vs = ("(first)" if i == 0 else
+                   fmt_ratio(t.tts_mean / first.tts_mean) if t.tts_mean is not None and first.tts_mean else "n/a")
+        ratio = "" if i == 0 else _pair_ratio_words(cmp.pairs[i - 1])
+        rows.append([r.name, fmt_num(t.out_mean), fmt_num(t.out_median), fmt_num(t.out_p90),
+                     fmt_num(t.reasoning_mean), share, fmt_pct(t.truncation_rate), fmt_num(t.ttft_median, 2),
+                     fmt_num(t.decode_tps), fmt_num(t.tts_median, 2), fmt_num(t.tts_total, 1), time_vs,
+                     fmt_num(t.correct_per_1k, 2), ratio])
+    return headers, rows
+
+
+def _pair_ratio_words(p: Paired) -> str:
+    if p.token_ratio_total is None:
+        return "n/a"
+    return f"{fmt_ratio(p.token_ratio_total)} (median {fmt_ratio(p.token_ratio_median)}, n={p.both_correct_with_tokens})"
+
+
+def reasoning_notes(cmp: Comparison) -> list[str]:
+    """The footnotes under the reasoning-length table: how reasoning tokens were counted,
+    and how many records had no usage (their figures are left out, never estimated)."""
+    notes = []
+    for r in cmp.runs:
+        t = r.tokens
+        notes.append(f"{r.name}: reasoning tokens from {t.reasoning_how}"
+                     + (f"; {t.usage_missing} records without usage left out of token figures" if t.usage_missing else ""))
+    notes.append("decode tok/s = Σ completion_tokens ÷ Σ (total_s − ttft_s); time/item = timing.total_s "
+                 "(request sent to last token); correct/1k tok = correct answers per 1,000 output tokens")
+    return notes
+
+
+def format_comparison(cmp: Comparison) -> str:
+    out = []
+    if cmp.alignment.same_items:
+        out.append(f"same items: {len(cmp.alignment.ids)} (dataset fingerprints match)")
+    else:
+        out.append("items: " + "; ".join(cmp.alignment.notes))
+    out += ["", "Accuracy (correct / (items − errors)); McNemar exact, each run vs the first "
+            "(b: first right, this wrong; c: first wrong, this right; items erroring in either left out)"]
+    out.append(render_table(*accuracy_rows(cmp)))
+    if len(cmp.subset_names) > 1:
+        out += ["", "Per subset"]
+        out.append(render_table(*subset_rows(cmp)))
+    out += ["", "Reasoning length and time to solution (errors left out)"]
+    out.append(render_table(*reasoning_rows(cmp)))
+    out += ["  " + n for n in reasoning_notes(cmp)]
+    out += ["", "Verdict: " + cmp.verdict()]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------- sweeps
+
+
+_MISSING = object()
+
+
+def lookup(manifest: Mapping[str, Any], key: str) -> Any:
+    """A setting by dotted key: tried in the manifest itself, then in `decoding`, then in
+    `decoding.extra_body` (so `thinking_budget`, `max_tokens` and `label` all work)."""
+    for root in (manifest, manifest.get("decoding") or {}, (manifest.get("decoding") or {}).get("extra_body") or {}):
+        node: Any = root
+        for part in key.split("."):
+            if isinstance(node, Mapping) and part in node:
+                node = node[part]
+            else:
+                node = _MISSING
+                break
+        if node is not _MISSING:
+            return node
+    return _MISSING
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, Mapping):
+        flat: dict[str, Any] = {}
+        for k, v in data.items():
+            flat.update(_flatten(v, f"{prefix}{k}."))
+        return flat
+    return {prefix.rstrip("."): json.dumps(data, sort_keys=True, default=str)}
+
+
+def sweep_order_key(value: Any) -> tuple:
+    """Numbers by value; text in natural order ("IQ2" < "IQ3_S" < "Q4_K_M", "d2" < "d10")."""
+    if isinstance(value, bool):
+        return (1, [(0, int(value), "")])
+    if isinstance(value, (int, float)):
+        return (0, float(value))
+    text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+    return (1, [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text) if p])
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    value: Any
+    run: RunStats
+    paired_vs_first: Paired | None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    key: str
+    rows: tuple[SweepRow, ...]
+    also_differ: tuple[str, ...]        # other settings that are not the same in every run
+
+
+def sweep(runs: Sequence[Run], key: str, alpha: float = 0.05) -> tuple[Sweep, Comparison]:
+    values = [lookup(r.manifest, key) for r in runs]
+    lacking = [r.name for r, v in zip(runs, values) if v is _MISSING]
+    if lacking:
+        raise CompareError(f"sweep key {key!r} is not in the manifest (nor in decoding / decoding.extra_body) "
+                           f"of: {', '.join(lacking)}")
+    mixed_types = {isinstance(v, (int, float)) and not isinstance(v, bool) for v in values}
+    order = sorted(range(len(runs)),
+                   key=(lambda i: sweep_order_key(str(values[i]))) if len(mixed_types) > 1 else (lambda i: sweep_order_key(values[i])))
+    ordered = [runs[i] for i in order]
+    cmp = compare_runs(ordered, alpha=alpha)
+    settings = [_flatten({"decoding": r.manifest.get("decoding") or {}, "model": r.manifest.get("model"),
+                          "label": r.manifest.get("label")}) for r in ordered]
+    swept = {key, f"decoding.{key}", f"decoding.extra_body.{key}"}
+    names = sorted({k for s in settings for k in s})
+    also = tuple(k for k in names if k not in swept and k != "label" and len({s.get(k) for s in settings}) > 1)
+    rows = tuple(SweepRow(values[i], stats, cmp.pairs[n - 1] if n else None)
+                 for n, (i, stats) in enumerate(zip(order, cmp.runs)))
+    return Sweep(key=key, rows=rows, also_differ=also), cmp
+
+
+def sweep_rows(sw: Sweep) -> tuple[list[str], list[list[str]]]:
+    headers = [sw.key, "run", "items", "accuracy", "95% CI", "Δ vs first", "McNemar p", "out tok mean",
+               "thinking share", "truncated", "time/item mean (s)", "time/item med (s)"]
+    rows = []
+    for row in sw.rows:
+        r, t, p = row.run, row.run.tokens, row.paired_vs_first
+        lo, hi = r.ci95
+        rows.append([json.dumps(row.value) if not isinstance(row.value, str) else row.value, r.name, r.n,
+                     fmt_pct(r.accuracy), f"[{100 * lo:.1f}, {100 * hi:.1f}]",
+                     "(first)" if p is None else ("n/a" if p.delta_pp is None else f"{p.delta_pp:+.1f} pp"),
+                     "" if p is None else fmt_p(p.mcnemar.p), fmt_num(t.out_mean), fmt_pct(t.thinking_share, 0),
+                     fmt_pct(t.truncation_rate), fmt_num(t.tts_mean, 2), fmt_num(t.tts_median, 2)])
+    return headers, rows
+
+
+def format_sweep(sw: Sweep) -> str:
+    out = [f"Sweep over {sw.key} ({len(sw.rows)} runs, in the setting's order)", render_table(*sweep_rows(sw))]
+    if sw.also_differ:
+        out.append(f"  note: the runs also differ in {', '.join(sw.also_differ)}; the sweep is not a clean one-setting change")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------- command
+
+
+def compare_main(
+    paths: Sequence[str | Path],
+    *,
+    sweep_key: str | None = None,
+    alpha: float = 0.05,
+    plots_dir: str | Path | None = None,
+    json_path: str | Path | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """The `evalsuite compare` command: 0 printed, 2 unusable input (message on stderr)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if not paths:
+        print("compare: give at least one run folder", file=err)
+        return 2
+    if not 0 < alpha <= 1:
+        print(f"compare: --alpha must be in (0, 1], got {alpha}", file=err)
+        return 2
+    try:
+        runs = load_runs(paths)
+        if sweep_key:
+            sw, cmp = sweep(runs, sweep_key, alpha=alpha)
+        else:
+            sw, cmp = None, compare_runs(runs, alpha=alpha)
+    except (RunFolderError, CompareError) as e:
+        print(f"compare: {e}", file=err)
+        return 2
+    print(format_comparison(cmp), file=out)
+    if sw is not None:
+        print("", file=out)
+        print(format_sweep(sw), file=out)
+    if plots_dir is not None:
+        from .plots import write_plots   # matplotlib only when plots are asked for
+
+        for path in write_plots(cmp, Path(plots_dir)):
+            print(f"plot: {path}", file=out)
+    if json_path is not None:
+        data = cmp.to_dict()
+        if sw is not None:
+            data["sweep"] = {"key": sw.key, "order": [r.run.name for r in sw.rows],
+                             "values": [r.value for r in sw.rows], "also_differ": list(sw.also_differ)}
+        Path(json_path).write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    return 0

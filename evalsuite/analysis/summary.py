@@ -1,0 +1,121 @@
+"""The summary of one run: counts, accuracy with a Wilson interval, per-subset rows,
+token and timing medians, and the answers a non-exact grader rule accepted ("rescued")."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .stats import median, wilson
+
+OUTCOMES = ("correct", "wrong", "unextracted", "truncated", "error")
+
+
+def _rates(records: list[dict[str, Any]]) -> dict[str, Any]:
+    counts = Counter(r.get("outcome") for r in records)
+    n = len(records)
+    graded = n - counts["error"]
+    lo, hi = wilson(counts["correct"], graded) if graded else (None, None)
+    return {
+        "n_items": n, "n_correct": counts["correct"], "n_wrong": counts["wrong"],
+        "n_unextracted": counts["unextracted"], "n_truncated": counts["truncated"], "n_errors": counts["error"],
+        "accuracy": counts["correct"] / graded if graded else None, "accuracy_ci95": [lo, hi],
+    }
+
+
+def _num(values) -> list[float]:
+    return [v for v in values if isinstance(v, (int, float))]
+
+
+def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categories: dict[str, str] | None = None) -> dict[str, Any]:
+    summary = {"pack": manifest.get("pack"), "label": manifest.get("label"), "model": manifest.get("model"),
+               "status": manifest.get("status"), "n_planned": (manifest.get("dataset") or {}).get("n_items")}
+    summary.update(_rates(records))
+    summary["errors_by_kind"] = dict(Counter((r.get("error") or {}).get("kind") for r in records if r.get("outcome") == "error"))
+
+    if categories is None:
+        categories = {}
+        try:
+            from ..tasks import get_pack
+            categories = dict(get_pack(manifest["pack"]).categories)
+        except Exception:
+            categories = {}
+    by_subset: dict[str, list] = {}
+    for r in records:
+        by_subset.setdefault(r.get("subset") or "", []).append(r)
+    summary["subsets"] = [dict(subset=s, category=categories.get(s), **_rates(rs)) for s, rs in sorted(by_subset.items())]
+    by_category: dict[str, list] = {}
+    for r in records:
+        cat = categories.get(r.get("subset") or "")
+        if cat:
+            by_category.setdefault(cat, []).append(r)
+    summary["categories"] = [dict(category=c, **_rates(rs)) for c, rs in sorted(by_category.items())]
+
+    answered = [r for r in records if r.get("outcome") != "error"]
+    usage = [r.get("usage") or {} for r in answered]
+    timing = [r.get("timing") or {} for r in answered]
+    summary["usage_missing"] = sum(1 for u in usage if u.get("completion_tokens") is None)
+    summary["tokens"] = {
+        key: {"median": median(_num(u.get(key) for u in usage)), "total": sum(_num(u.get(key) for u in usage)) or None}
+        for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+    }
+    summary["timing"] = {key: {"median": median(_num(t.get(key) for t in timing))} for key in ("ttft_s", "ttfa_s", "total_s")}
+    summary["rescued"] = [
+        {"id": r["id"], "method": r["verdict"].get("method"), "reason": r["verdict"].get("reason"),
+         "extracted": r.get("extracted"), "gold": r.get("gold")}
+        for r in records
+        if r.get("outcome") == "correct" and r.get("verdict")
+        and r["verdict"].get("method") not in ("exact", "normalised", "choice", None)
+    ]
+    return summary
+
+
+def _pct(x: float | None) -> str:
+    return "   -  " if x is None else f"{100 * x:5.1f}%"
+
+
+def _ci(ci) -> str:
+    lo, hi = ci
+    return "" if lo is None else f"[{100 * lo:4.1f}, {100 * hi:4.1f}]"
+
+
+def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = None) -> str:
+    """The table `evalsuite show` prints."""
+    lines = []
+    title = f"{summary.get('pack')}" + (f" ({summary['label']})" if summary.get("label") else "")
+    title += f" — model {summary.get('model')}" if summary.get("model") else ""
+    lines.append(title)
+    n_planned = summary.get("n_planned")
+    lines.append(f"items {summary['n_items']}" + (f" of {n_planned}" if n_planned and n_planned != summary["n_items"] else "")
+                 + f" | status {summary.get('status')}")
+    lines.append(f"accuracy {_pct(summary['accuracy'])} {_ci(summary['accuracy_ci95'])} (Wilson 95%; correct / (items - errors))")
+    lines.append(f"correct {summary['n_correct']} | wrong {summary['n_wrong']} | unextracted {summary['n_unextracted']} | "
+                 f"truncated {summary['n_truncated']} | errors {summary['n_errors']}"
+                 + (f" {summary['errors_by_kind']}" if summary["errors_by_kind"] else ""))
+    subsets = summary.get("subsets") or []
+    if len(subsets) > 1:
+        width = max(len(s["subset"]) for s in subsets)
+        lines.append("")
+        lines.append(f"{'subset'.ljust(width)}  {'n':>5}  {'acc':>6}  {'95% CI':>13}  unext  trunc  err")
+        for s in subsets:
+            lines.append(f"{s['subset'].ljust(width)}  {s['n_items']:>5}  {_pct(s['accuracy'])}  {_ci(s['accuracy_ci95']):>13}  "
+                         f"{s['n_unextracted']:>5}  {s['n_truncated']:>5}  {s['n_errors']:>3}")
+    cats = summary.get("categories") or []
+    if cats:
+        lines.append("")
+        width = max(len(c["category"]) for c in cats)
+        for c in cats:
+            lines.append(f"{c['category'].ljust(width)}  {c['n_items']:>5}  {_pct(c['accuracy'])}  {_ci(c['accuracy_ci95']):>13}")
+    tok, tim = summary["tokens"], summary["timing"]
+    lines.append("")
+    if summary["usage_missing"]:
+        lines.append(f"token usage: the server sent none for {summary['usage_missing']} item(s); their token figures are "
+                     f"left empty, not estimated")
+    def fmt(v, unit=""):
+        return "-" if v is None else (f"{v:.3g}{unit}" if isinstance(v, float) else f"{v}{unit}")
+    lines.append(f"median tokens: prompt {fmt(tok['prompt_tokens']['median'])}, completion {fmt(tok['completion_tokens']['median'])}, "
+                 f"reasoning {fmt(tok['reasoning_tokens']['median'])}")
+    lines.append(f"median time: first token {fmt(tim['ttft_s']['median'], ' s')}, first answer token {fmt(tim['ttfa_s']['median'], ' s')}, "
+                 f"total {fmt(tim['total_s']['median'], ' s')}")
+    if summary.get("rescued"):
+        lines.append(f"rescued by a non-exact grader rule: {len(summary['rescued'])} (listed in summary.json for audit)")
+    return "\n".join(lines)

@@ -1,0 +1,195 @@
+"""The `evalsuite` command. Every command imports what it needs inside its function, so
+`evalsuite --help` costs only typer."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,
+                  help="Does your LLM endpoint still give the right answers? Run task packs against "
+                       "OpenAI-compatible servers, then diff, compare and gate the runs.")
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:8080/v1"  # llama.cpp's llama-server default
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@app.command()
+def run(
+    pack: str = typer.Argument(..., help="Pack or preset name (see `evalsuite tasks`)."),
+    endpoint: List[str] = typer.Option([], "--endpoint", "-e", help=f"Base URL of an OpenAI-compatible server; repeat to spread items over replicas. Default {DEFAULT_ENDPOINT}."),
+    model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists)."),
+    api: str = typer.Option("chat", help="chat (chat completions) or completions (raw prompt)."),
+    concurrency: int = typer.Option(4, min=1, help="Requests in flight per endpoint."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N items (after --subset/--per-subset)."),
+    subset: Optional[str] = typer.Option(None, help="Comma-separated subsets (or groups) of the pack."),
+    per_subset: Optional[int] = typer.Option(None, min=1, help="Seeded stratified subsample: N items per subset."),
+    seed: int = typer.Option(0, help="Seed of the --per-subset subsample."),
+    fewshot: int = typer.Option(0, min=0, help="Few-shot examples from the dev split (packs that have one)."),
+    data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder laid out like shared/data (default: the hub)."),
+    skip_bad_rows: bool = typer.Option(False, help="Skip dataset rows without a usable gold answer instead of stopping."),
+    run_dir: Optional[Path] = typer.Option(None, help="Output folder (default results/<pack>-<time>)."),
+    resume: Optional[Path] = typer.Option(None, help="Continue the run in this folder: items already recorded are skipped."),
+    retry_errors: bool = typer.Option(False, help="With --resume: ask again the items that ended in errors."),
+    temperature: float = typer.Option(0.0),
+    top_p: float = typer.Option(1.0),
+    request_seed: Optional[int] = typer.Option(0, help="The `seed` sent with each request."),
+    max_tokens: Optional[int] = typer.Option(1024, min=1),
+    stop: List[str] = typer.Option([], help="Stop sequence; repeatable."),
+    reasoning_effort: Optional[str] = typer.Option(None, help="low / medium / high, for servers that take it."),
+    logprobs: Optional[int] = typer.Option(None, min=0, max=20, help="Keep token logprobs with the top-K alternatives (needed by `evalsuite diff`)."),
+    extra_body: Optional[str] = typer.Option(None, help='JSON object of server-specific fields, e.g. \'{"top_k": 1, "repeat_penalty": 1.0}\'.'),
+    timeout: float = typer.Option(600.0, help="Seconds one request may take, start to end."),
+    max_retries: int = typer.Option(5, min=0, help="Retries per item for 429, 5xx, timeouts and torn streams."),
+    max_downtime: float = typer.Option(300.0, help="Stop the run when an endpoint has not answered for this many seconds."),
+    stream: bool = typer.Option(True, help="Stream responses (time to first token). --no-stream for servers whose streams lack usage."),
+    label: Optional[str] = typer.Option(None, help="A name for this run in comparisons (e.g. spec-on, IQ3_XXS)."),
+    api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the API key (default OPENAI_API_KEY). Keys are never written anywhere."),
+    check_model: bool = typer.Option(True, help="Refuse a --model the endpoint does not list."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Run a pack against an endpoint; records stream to RUN_DIR/records.jsonl."""
+    import json
+    import time
+
+    from .client import Decoding, RetryPolicy
+    from .runner import RunSettings, UsageError, run as run_pack
+
+    if api not in ("chat", "completions"):
+        _fail(f"--api must be chat or completions, not {api!r}")
+    if resume and run_dir and resume != run_dir:
+        _fail("give either --run-dir or --resume, not both")
+    if retry_errors and not resume:
+        _fail("--retry-errors needs --resume RUN_DIR")
+    extra = {}
+    if extra_body:
+        try:
+            extra = json.loads(extra_body)
+        except json.JSONDecodeError as e:
+            _fail(f"--extra-body is not valid JSON: {e}")
+        if not isinstance(extra, dict):
+            _fail("--extra-body must be a JSON object")
+    folder = resume or run_dir or Path("results") / f"{pack}-{time.strftime('%Y%m%d-%H%M%S')}{'-' + label if label else ''}"
+    settings = RunSettings(
+        pack=pack, endpoints=tuple(endpoint or [DEFAULT_ENDPOINT]), run_dir=folder, model=model, api=api,
+        decoding=Decoding(temperature=temperature, top_p=top_p, seed=request_seed, max_tokens=max_tokens,
+                          stop=tuple(stop), reasoning_effort=reasoning_effort, logprobs=logprobs, extra_body=extra),
+        concurrency=concurrency, timeout=timeout, retry=RetryPolicy(max_retries=max_retries),
+        max_downtime=max_downtime, data_dir=data_dir,
+        subsets=tuple(s.strip() for s in subset.split(",") if s.strip()) if subset else (),
+        per_subset=per_subset, seed=seed, fewshot=fewshot, limit=limit, skip_bad_rows=skip_bad_rows, label=label,
+        resume=resume is not None, retry_errors=retry_errors, api_key_env=api_key_env, quiet=quiet,
+        check_model=check_model, stream=stream, argv=tuple(["evalsuite"] + sys.argv[1:]),
+    )
+    try:
+        code = run_pack(settings)
+    except UsageError as e:
+        _fail(str(e))
+    raise typer.Exit(code)
+
+
+@app.command()
+def show(run_dir: Path = typer.Argument(..., help="A run folder."),
+         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON.")) -> None:
+    """Summary table of a run: accuracy (Wilson 95%), subsets, errors, tokens, timings."""
+    import json
+
+    from .analysis.summary import format_summary, summarize
+    from .store import RunFolderError, load_run
+
+    try:
+        run_ = load_run(run_dir)
+    except RunFolderError as e:
+        _fail(str(e))
+    summary = summarize(run_.manifest, run_.records)
+    typer.echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
+
+
+@app.command()
+def tasks() -> None:
+    """List the packs and presets, their item counts and where their data comes from."""
+    from .tasks import get_pack, pack_names
+
+    rows = []
+    for name in pack_names():
+        try:
+            pack = get_pack(name)
+        except ModuleNotFoundError:
+            continue
+        rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source))
+    try:
+        from .tasks.presets import PRESETS
+        for name, make in PRESETS.items():
+            pack = make()
+            rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source))
+    except ModuleNotFoundError:
+        pass
+    width = max(len(r[0]) for r in rows)
+    typer.echo(f"{'pack'.ljust(width)}  {'items':>6}  description / data")
+    for name, count, desc, source in rows:
+        typer.echo(f"{name.ljust(width)}  {count:>6}  {desc}")
+        typer.echo(f"{''.ljust(width)}  {'':>6}  data: {source}")
+
+
+# --- analysis commands ---
+
+
+@app.command()
+def compare(
+    runs: List[Path] = typer.Argument(..., help="Run folders; each is compared against the first."),
+    sweep: Optional[str] = typer.Option(None, help="Order the runs by this setting and print one sweep table (a manifest key, or a key in decoding / decoding.extra_body, e.g. label, max_tokens, thinking_budget)."),
+    alpha: float = typer.Option(0.05, help="Significance level of the exact McNemar tests."),
+    plots: Optional[Path] = typer.Option(None, help="Write the PNG plots into this folder."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the figures as JSON to this file."),
+) -> None:
+    """Accuracy (Wilson 95%), exact McNemar vs the first run, per-subset deltas, reasoning length and time to solution."""
+    from .analysis.compare import compare_main
+
+    raise typer.Exit(compare_main(runs, sweep_key=sweep, alpha=alpha, plots_dir=plots, json_path=json_out))
+
+
+@app.command()
+def gate(
+    baseline: Optional[Path] = typer.Option(None, help="The baseline run folder."),
+    candidate: Optional[Path] = typer.Option(None, help="The candidate run folder."),
+    max_drop: Optional[float] = typer.Option(None, help="Fail when accuracy drops by more than this many percentage points (and significantly)."),
+    alpha: Optional[float] = typer.Option(None, help="Significance of the drop, exact McNemar (default 0.05; 1 drops the condition)."),
+    min_items: Optional[int] = typer.Option(None, help="Exit 2 when fewer paired items than this (default 1)."),
+    diff: Optional[Path] = typer.Option(None, help="JSON from `evalsuite diff --json`; its counts.real is checked."),
+    max_real: Optional[int] = typer.Option(None, help="With --diff: fail when more than this many real divergences (default 0)."),
+    junit: Optional[Path] = typer.Option(None, help="Write a JUnit XML report here."),
+) -> None:
+    """CI gate: exit 0 pass, 1 fail, 2 unusable input. Defaults may live in pyproject.toml [tool.evalsuite.gate]."""
+    from .analysis.gate import gate_main
+
+    raise typer.Exit(gate_main(baseline, candidate, max_drop=max_drop, alpha=alpha, min_items=min_items,
+                               diff=diff, max_real=max_real, junit=junit))
+
+
+@app.command()
+def report(
+    runs: List[Path] = typer.Argument(..., help="Run folders; each is compared against the first."),
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
+    diff: Optional[Path] = typer.Option(None, help="JSON from `evalsuite diff --json`: its divergences go in the page."),
+    samples: int = typer.Option(8, min=0, help="Sample transcripts to include (disagreements first)."),
+    alpha: float = typer.Option(0.05, help="Significance level of the exact McNemar tests."),
+) -> None:
+    """One self-contained HTML page: tables, plots, verdict, sample transcripts (reasoning folded)."""
+    from .analysis.report import report_main
+
+    raise typer.Exit(report_main(runs, output, diff=diff, samples=samples, alpha=alpha))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

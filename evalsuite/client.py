@@ -1,0 +1,412 @@
+"""The endpoint client: one streamed request per item on the openai SDK, with its timings.
+
+Everything measured here comes from the server or a monotonic clock: token counts from the
+server's `usage` (null when it sends none, never estimated), time to first token and to first
+answer token from `time.perf_counter()`. Errors come back as `EndpointError` with a kind the
+runner decides on (retry or record); they are never turned into answer text.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+# Error kinds (docs/records.md). Only these are retried.
+RETRYABLE = {"rate_limited", "server_error", "timeout", "connection", "stream_broken"}
+CONTEXT_HINTS = ("context length", "context_length", "maximum context", "exceeds", "too long",
+                 "n_ctx", "context window", "context size")
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """Every setting that changes the output. Recorded once in the manifest."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = 0
+    max_tokens: int | None = 1024
+    stop: tuple[str, ...] = ()
+    reasoning_effort: str | None = None
+    logprobs: int | None = None          # top-K alternatives per token; None: no logprobs
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
+                "max_tokens": self.max_tokens, "stop": list(self.stop),
+                "reasoning_effort": self.reasoning_effort, "logprobs": self.logprobs,
+                "extra_body": dict(self.extra_body)}
+
+
+@dataclass(frozen=True)
+class Request:
+    item_id: str
+    messages: tuple[dict[str, str], ...] | None = None   # chat
+    prompt: str | None = None                           # completions
+
+    @property
+    def sha256(self) -> str:
+        payload = json.dumps(list(self.messages), ensure_ascii=False, sort_keys=True) if self.messages is not None else self.prompt
+        return hashlib.sha256((payload or "").encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Response:
+    answer: str
+    reasoning: str | None
+    reasoning_source: str | None
+    finish_reason: str | None
+    usage: dict[str, int | None]
+    timing: dict[str, Any]
+    server_timings: dict[str, Any] | None
+    logprobs: list[dict[str, Any]] | None
+    model: str | None
+    endpoint: str
+
+
+class EndpointError(Exception):
+    def __init__(self, kind: str, message: str, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message[:2000], "status": self.status}
+
+
+def redact_url(url: str) -> str:
+    """The URL without user:password and without query strings (keys hide there too)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class _ThinkSplitter:
+    """Splits streamed content into reasoning (inside a leading <think>…</think>) and answer."""
+
+    def __init__(self) -> None:
+        self.buffer = ""
+        self.state = "start"  # start -> thinking -> answer
+
+    def feed(self, text: str) -> tuple[str, str]:
+        """Returns (reasoning_part, answer_part) of this delta once decidable."""
+        if self.state == "answer":
+            return "", text
+        self.buffer += text
+        if self.state == "start":
+            stripped = self.buffer.lstrip()
+            if not stripped:
+                return "", ""
+            if stripped.startswith("<think>"):
+                self.state = "thinking"
+                self.buffer = stripped[len("<think>"):]
+            elif "<think>".startswith(stripped):
+                return "", ""  # could still become <think>
+            else:
+                self.state = "answer"
+                out, self.buffer = self.buffer, ""
+                return "", out
+        if self.state == "thinking":
+            end = self.buffer.find("</think>")
+            if end < 0:
+                # keep a tail that could be the start of </think>
+                keep = max(0, len(self.buffer) - len("</think>"))
+                out, self.buffer = self.buffer[:keep], self.buffer[keep:]
+                return out, ""
+            reasoning, rest = self.buffer[:end], self.buffer[end + len("</think>"):]
+            self.buffer = ""
+            self.state = "answer"
+            return reasoning, rest
+        return "", ""
+
+    def flush(self) -> tuple[str, str]:
+        out, self.buffer = self.buffer, ""
+        if self.state == "thinking":
+            return out, ""
+        return "", out
+
+
+def _token_entry(entry: Any, part: str) -> dict[str, Any]:
+    get = entry.get if isinstance(entry, dict) else (lambda k, d=None: getattr(entry, k, d))
+    top = get("top_logprobs") or []
+    return {"token": get("token"), "bytes": get("bytes"), "id": get("id"), "logprob": get("logprob"),
+            "part": part,
+            "top": [{"token": (t.get("token") if isinstance(t, dict) else getattr(t, "token", None)),
+                     "bytes": (t.get("bytes") if isinstance(t, dict) else getattr(t, "bytes", None)),
+                     "id": (t.get("id") if isinstance(t, dict) else getattr(t, "id", None)),
+                     "logprob": (t.get("logprob") if isinstance(t, dict) else getattr(t, "logprob", None))}
+                    for t in top]}
+
+
+def _legacy_logprobs(lp: Any, part: str) -> list[dict[str, Any]]:
+    """Completions-API logprobs {tokens, token_logprobs, top_logprobs: [{token: lp}]}."""
+    get = lp.get if isinstance(lp, dict) else (lambda k, d=None: getattr(lp, k, d))
+    tokens = get("tokens") or []
+    lps = get("token_logprobs") or []
+    tops = get("top_logprobs") or []
+    out = []
+    for i, tok in enumerate(tokens):
+        top = tops[i] if i < len(tops) and tops[i] else {}
+        out.append({"token": tok, "bytes": None, "id": None, "logprob": lps[i] if i < len(lps) else None,
+                    "part": part, "top": [{"token": t, "bytes": None, "id": None, "logprob": v} for t, v in top.items()]})
+    return out
+
+
+def _extra(obj: Any, key: str) -> Any:
+    value = getattr(obj, key, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None) or {}
+        value = extra.get(key)
+    return value
+
+
+def _as_dict(value: Any) -> Any:
+    if value is None or isinstance(value, (dict, list, str, int, float, bool)):
+        return value
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    return value
+
+
+class Endpoint:
+    """One OpenAI-compatible base URL, its SDK client, and the streaming request."""
+
+    def __init__(self, base_url: str, api_key: str | None, timeout: float, api: str = "chat", stream: bool = True):
+        from openai import AsyncOpenAI  # lazy: keeps `evalsuite --help` instant
+
+        self.base_url = base_url.rstrip("/")
+        self.url = redact_url(self.base_url)
+        self.api = api
+        self.timeout = timeout
+        self.stream = stream
+        self.sdk = AsyncOpenAI(base_url=self.base_url, api_key=api_key or "sk-no-key-needed",
+                               max_retries=0, timeout=timeout)
+
+    async def list_models(self) -> list[str]:
+        page = await self.sdk.models.list()
+        return [m.id for m in page.data]
+
+    async def close(self) -> None:
+        await self.sdk.close()
+
+    async def complete(self, request: Request, model: str, decoding: Decoding) -> Response:
+        """One attempt, bounded by the per-request timeout. Raises EndpointError."""
+        try:
+            return await asyncio.wait_for(self._stream(request, model, decoding), timeout=self.timeout)
+        except asyncio.TimeoutError:
+            raise EndpointError("timeout", f"no complete response within {self.timeout:g} s") from None
+
+    async def _stream(self, request: Request, model: str, decoding: Decoding) -> Response:
+        import openai
+
+        started_at = now_iso()
+        t0 = time.perf_counter()
+        params: dict[str, Any] = {"model": model, "temperature": decoding.temperature, "top_p": decoding.top_p,
+                                  "stream": True, "stream_options": {"include_usage": True}}
+        if decoding.seed is not None:
+            params["seed"] = decoding.seed
+        if decoding.max_tokens is not None:
+            params["max_tokens"] = decoding.max_tokens
+        if decoding.stop:
+            params["stop"] = list(decoding.stop)
+        extra_body = dict(decoding.extra_body)
+        if decoding.reasoning_effort and self.api == "chat":
+            params["reasoning_effort"] = decoding.reasoning_effort
+        if self.api == "chat":
+            params["messages"] = list(request.messages or ())
+            if decoding.logprobs is not None:
+                params["logprobs"] = True
+                params["top_logprobs"] = decoding.logprobs
+        else:
+            params["prompt"] = request.prompt or ""
+            if decoding.logprobs is not None:
+                params["logprobs"] = decoding.logprobs
+        if extra_body:
+            params["extra_body"] = extra_body
+
+        answer: list[str] = []
+        reasoning: list[str] = []
+        reasoning_source = None
+        finish_reason = None
+        usage = None
+        server_timings = None
+        logprobs: list[dict[str, Any]] | None = [] if decoding.logprobs is not None else None
+        response_model = None
+        ttft = ttfa = None
+        splitter = _ThinkSplitter()
+        def absorb(field_reasoning: str | None, content: str | None, lp: Any, finish: str | None) -> None:
+            nonlocal reasoning_source, ttft, ttfa, finish_reason
+            now = time.perf_counter()
+            if field_reasoning:
+                reasoning_source = "field"
+                reasoning.append(field_reasoning)
+                ttft = ttft if ttft is not None else now - t0
+            if content:
+                ttft = ttft if ttft is not None else now - t0
+                think, ans = splitter.feed(content)
+                if think:
+                    reasoning_source = reasoning_source or "think-tags"
+                    reasoning.append(think)
+                if ans:
+                    answer.append(ans)
+                    if ttfa is None and ans.strip():
+                        ttfa = now - t0
+            if logprobs is not None and lp is not None:
+                part = "reasoning" if (field_reasoning and not content) or splitter.state == "thinking" else "answer"
+                if self.api == "chat":
+                    for entry in (getattr(lp, "content", None) or []):
+                        logprobs.append(_token_entry(entry, part))
+                else:
+                    logprobs.extend(_legacy_logprobs(lp, part))
+            if finish:
+                finish_reason = finish
+
+        try:
+            create = self.sdk.chat.completions.create if self.api == "chat" else self.sdk.completions.create
+            if not self.stream:
+                # One JSON response: usage is there even where a server's stream lacks it,
+                # but there is no time to first token.
+                del params["stream"], params["stream_options"]
+                result = await create(**params)
+                response_model = getattr(result, "model", None)
+                usage = getattr(result, "usage", None)
+                server_timings = _as_dict(_extra(result, "timings"))
+                for choice in result.choices or []:
+                    if self.api == "chat":
+                        message = choice.message
+                        absorb(_extra(message, "reasoning_content") or _extra(message, "reasoning"),
+                               message.content, choice.logprobs, choice.finish_reason)
+                    else:
+                        absorb(None, choice.text, choice.logprobs, choice.finish_reason)
+                ttft = ttfa = None
+            else:
+                stream = await create(**params)
+                try:
+                    async for chunk in stream:
+                        response_model = response_model or getattr(chunk, "model", None)
+                        if getattr(chunk, "usage", None) is not None:
+                            usage = chunk.usage
+                        timings = _extra(chunk, "timings")
+                        if timings:
+                            server_timings = _as_dict(timings)
+                        for choice in chunk.choices or []:
+                            if self.api == "chat":
+                                delta = choice.delta
+                                absorb(_extra(delta, "reasoning_content") or _extra(delta, "reasoning") if delta is not None else None,
+                                       delta.content if delta is not None else None, choice.logprobs, choice.finish_reason)
+                            else:
+                                absorb(None, choice.text, choice.logprobs, choice.finish_reason)
+                finally:
+                    await stream.close()
+        except openai.APIStatusError as e:
+            raise classify_status(e.status_code, _error_message(e), e.response.headers.get("retry-after")) from None
+        except openai.APITimeoutError:
+            raise EndpointError("timeout", f"request timed out after {self.timeout:g} s") from None
+        except openai.APIConnectionError as e:
+            raise EndpointError("connection", f"cannot reach {self.url}: {e.__cause__ or e}") from None
+        except (openai.APIError, json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
+            raise EndpointError("stream_broken", f"broken response stream: {type(e).__name__}: {e}") from None
+        except Exception as e:  # httpx2 read errors mid-stream (torn connection) and the like
+            raise EndpointError("stream_broken", f"broken response stream: {type(e).__name__}: {e}") from None
+        total = time.perf_counter() - t0
+        think, ans = splitter.flush()
+        if think:
+            reasoning_source = reasoning_source or "think-tags"
+            reasoning.append(think)
+        if ans:
+            answer.append(ans)
+        if finish_reason is None:
+            raise EndpointError("stream_broken", "the stream ended without a finish_reason")
+        answer_text = "".join(answer)
+        reasoning_text = "".join(reasoning) if reasoning else None
+        if not answer_text.strip() and not (reasoning_text or "").strip() and finish_reason != "length":
+            raise EndpointError("empty_response", f"HTTP 200 with empty content (finish_reason={finish_reason})")
+        return Response(
+            answer=answer_text, reasoning=reasoning_text, reasoning_source=reasoning_source,
+            finish_reason=finish_reason, usage=usage_dict(usage),
+            timing={"started_at": started_at, "ttft_s": ttft, "ttfa_s": ttfa, "total_s": total},
+            server_timings=server_timings, logprobs=logprobs, model=response_model, endpoint=self.url,
+        )
+
+
+def usage_dict(usage: Any) -> dict[str, int | None]:
+    if usage is None:
+        return {"prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None}
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    if reasoning is None:
+        reasoning = _extra(usage, "reasoning_tokens")
+    return {"prompt_tokens": getattr(usage, "prompt_tokens", None),
+            "completion_tokens": getattr(usage, "completion_tokens", None),
+            "reasoning_tokens": reasoning}
+
+
+def _error_message(e: Any) -> str:
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+    return str(getattr(e, "message", e))
+
+
+def classify_status(status: int, message: str, retry_after: str | None = None) -> EndpointError:
+    if status == 429:
+        return EndpointError("rate_limited", f"HTTP 429: {message}", status, parse_retry_after(retry_after))
+    if status >= 500 or status == 408:
+        return EndpointError("server_error", f"HTTP {status}: {message}", status, parse_retry_after(retry_after))
+    lowered = message.lower()
+    if status in (400, 413, 422) and any(h in lowered for h in CONTEXT_HINTS) and ("context" in lowered or "token" in lowered):
+        return EndpointError("context_length", f"HTTP {status}: {message}", status)
+    return EndpointError("bad_request", f"HTTP {status}: {message}", status)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+        try:
+            return max(0.0, (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds())
+        except (TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 5            # attempts after the first
+    base_delay: float = 1.0         # first backoff, doubled each time, with full jitter
+    max_delay: float = 60.0         # one wait is never longer (Retry-After included)
+    max_total: float = 600.0        # give up on an item after this much retrying
+
+    def delay(self, attempt: int, error: EndpointError) -> float:
+        if error.retry_after is not None:
+            return min(self.max_delay, error.retry_after)
+        return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
+
+
+def api_key_from_env(env_name: str | None = None) -> str | None:
+    return os.environ.get(env_name or "OPENAI_API_KEY")

@@ -1,0 +1,493 @@
+"""`evalsuite run`: items -> requests -> responses -> verdicts -> records, crash-safe and resumable.
+
+The runner keeps `concurrency` requests in flight per endpoint, retries what may be retried
+(bounded in count and time, honouring Retry-After, with jitter), grades each answer off the
+event loop, and appends one record per finished item to records.jsonl as soon as it is graded.
+Anything not yet recorded when the process dies is simply asked again on resume.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from .client import Decoding, Endpoint, EndpointError, Request, Response, RetryPolicy, now_iso, redact_url
+from .store import (MANIFEST, MANIFEST_SCHEMA, RECORD_SCHEMA, RECORDS, SUMMARY, RecordWriter, compact_records,
+                    read_manifest, read_records, write_json_atomic, write_parquet)
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class UsageError(Exception):
+    """Bad usage or input, found before any request is sent: exit code 2."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    pack: str
+    endpoints: tuple[str, ...]
+    run_dir: Path
+    model: str | None = None
+    api: str = "chat"
+    decoding: Decoding = field(default_factory=Decoding)
+    concurrency: int = 4
+    timeout: float = 600.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_downtime: float = 300.0
+    data_dir: Path | None = None
+    subsets: tuple[str, ...] = ()
+    per_subset: int | None = None
+    seed: int = 0
+    fewshot: int = 0
+    limit: int | None = None
+    skip_bad_rows: bool = False
+    label: str | None = None
+    resume: bool = False
+    retry_errors: bool = False
+    api_key_env: str | None = None
+    quiet: bool = False
+    check_model: bool = True
+    stream: bool = True
+    argv: tuple[str, ...] = ()
+
+
+# ----------------------------------------------------------------------------- items
+
+def load_items(settings: RunSettings):
+    from .tasks import BadDataError, LoadOptions, UnknownPackError, get_pack
+
+    try:
+        pack = get_pack(settings.pack)
+    except UnknownPackError as e:
+        raise UsageError(str(e)) from None
+    opts = LoadOptions(data_dir=settings.data_dir, subsets=settings.subsets, skip_bad_rows=settings.skip_bad_rows,
+                       fewshot=settings.fewshot, per_subset=settings.per_subset, seed=settings.seed)
+    try:
+        items = pack.load(opts)
+    except BadDataError as e:
+        raise UsageError(str(e)) from None
+    if settings.limit is not None:
+        items = items[: settings.limit]
+    if not items:
+        raise UsageError(f"{settings.pack}: no items to run (check --subset / --limit)")
+    ids = [i.id for i in items]
+    if len(set(ids)) != len(ids):
+        raise UsageError(f"{settings.pack}: item ids are not unique")
+    return pack, items
+
+
+def build_request(pack, item, api: str) -> Request:
+    from .tasks.pack import prompt_text
+
+    messages = tuple(pack.prompt(item))
+    if api == "chat":
+        if pack.system:
+            messages = ({"role": "system", "content": pack.system},) + messages
+        return Request(item_id=item.id, messages=messages)
+    return Request(item_id=item.id, prompt=prompt_text(messages))
+
+
+# ----------------------------------------------------------------------------- manifest
+
+def make_manifest(settings: RunSettings, pack, items, served_models: dict[str, list[str]], model: str) -> dict[str, Any]:
+    from .tasks.pack import dataset_fingerprint
+
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "suite_version": __version__,
+        "pack": settings.pack,
+        "pack_version": pack.version,
+        "template_hash": pack.template_hash(settings.fewshot),
+        "load": {"subsets": list(settings.subsets), "fewshot": settings.fewshot, "per_subset": settings.per_subset,
+                 "seed": settings.seed, "limit": settings.limit,
+                 "data_dir": str(settings.data_dir) if settings.data_dir else None},
+        "dataset": {"fingerprint": dataset_fingerprint(items), "n_items": len(items), "source": pack.source},
+        "item_ids": [i.id for i in items],
+        "api": settings.api,
+        "endpoints": [redact_url(u) for u in settings.endpoints],
+        "model": model,
+        "served_models": served_models,
+        "decoding": settings.decoding.to_dict(),
+        "client": {"concurrency": settings.concurrency, "timeout": settings.timeout,
+                   "max_retries": settings.retry.max_retries, "max_downtime": settings.max_downtime},
+        "label": settings.label,
+        "started_at": now_iso(),
+        "ended_at": None,
+        "status": "running",
+        "argv": list(settings.argv),
+    }
+
+
+def manifest_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What makes a resume unsafe: other items, another prompt, other decoding."""
+    diffs = []
+    if old.get("pack") != new.get("pack"):
+        diffs.append(f"pack: {old.get('pack')} -> {new.get('pack')}")
+    if old.get("dataset", {}).get("fingerprint") != new["dataset"]["fingerprint"]:
+        diffs.append(f"dataset fingerprint: {old.get('dataset', {}).get('fingerprint', '?')[:12]} ({old.get('dataset', {}).get('n_items')} items)"
+                     f" -> {new['dataset']['fingerprint'][:12]} ({new['dataset']['n_items']} items): the items or their data changed")
+    if old.get("template_hash") != new["template_hash"]:
+        diffs.append(f"prompt template: {old.get('template_hash')} -> {new['template_hash']}")
+    if old.get("api") != new["api"]:
+        diffs.append(f"api: {old.get('api')} -> {new['api']}")
+    old_dec, new_dec = old.get("decoding", {}), new["decoding"]
+    for key in sorted(set(old_dec) | set(new_dec)):
+        if old_dec.get(key) != new_dec.get(key):
+            diffs.append(f"decoding.{key}: {old_dec.get(key)!r} -> {new_dec.get(key)!r}")
+    if old.get("model") != new.get("model"):
+        diffs.append(f"model: {old.get('model')} -> {new.get('model')}")
+    return diffs
+
+
+def resume_command(argv: Sequence[str], run_dir: Path) -> str:
+    """The original command with --run-dir/--resume replaced by --resume RUN_DIR."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--run-dir", "--resume"):
+            skip = True
+            continue
+        if arg.startswith(("--run-dir=", "--resume=")) or arg == "--retry-errors":
+            continue
+        out.append(arg)
+    return shlex.join(out + ["--resume", str(run_dir)])
+
+
+# ----------------------------------------------------------------------------- records
+
+def outcome_of(response: Response, verdict) -> str:
+    # A cut-off response is "truncated", never "wrong"; an answer that was complete enough to
+    # be graded correct before the cut still counts as correct.
+    if response.finish_reason == "length" and not verdict.equal:
+        return "truncated"
+    if verdict.equal is None:
+        return "unextracted"
+    return "correct" if verdict.equal else "wrong"
+
+
+def response_record(item, request: Request, response: Response, verdict, attempts: int) -> dict[str, Any]:
+    return {
+        "schema": RECORD_SCHEMA, "id": item.id, "subset": item.subset, "gold": item.gold,
+        "prompt_sha256": request.sha256,
+        "messages": list(request.messages) if request.messages is not None else None,
+        "prompt": request.prompt,
+        "answer": response.answer, "reasoning": response.reasoning, "reasoning_source": response.reasoning_source,
+        "finish_reason": response.finish_reason,
+        "extracted": verdict.extracted, "verdict": verdict.to_dict(), "outcome": outcome_of(response, verdict),
+        "error": None, "usage": response.usage, "timing": response.timing, "server_timings": response.server_timings,
+        "logprobs": response.logprobs, "endpoint": response.endpoint, "model": response.model, "attempts": attempts,
+    }
+
+
+def error_record(item, request: Request, error: EndpointError, endpoint: str, attempts: int,
+                 started_at: str, elapsed: float, response: Response | None = None) -> dict[str, Any]:
+    return {
+        "schema": RECORD_SCHEMA, "id": item.id, "subset": item.subset, "gold": item.gold,
+        "prompt_sha256": request.sha256,
+        "messages": list(request.messages) if request.messages is not None else None,
+        "prompt": request.prompt,
+        "answer": response.answer if response else None, "reasoning": response.reasoning if response else None,
+        "reasoning_source": response.reasoning_source if response else None,
+        "finish_reason": response.finish_reason if response else None,
+        "extracted": None, "verdict": None, "outcome": "error", "error": error.to_dict(),
+        "usage": response.usage if response else {"prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None},
+        "timing": response.timing if response else {"started_at": started_at, "ttft_s": None, "ttfa_s": None, "total_s": elapsed},
+        "server_timings": None, "logprobs": None, "endpoint": endpoint, "model": response.model if response else None,
+        "attempts": attempts,
+    }
+
+
+# ----------------------------------------------------------------------------- progress
+
+class Progress:
+    def __init__(self, total: int, done: int, quiet: bool):
+        self.total, self.done, self.quiet = total, done, quiet
+        self.correct = self.errors = self.graded = 0
+        self.tokens = 0
+        self.t0 = time.monotonic()
+        self.started_done = done
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def update(self, record: dict[str, Any]) -> None:
+        self.done += 1
+        if record["outcome"] == "error":
+            self.errors += 1
+        else:
+            self.graded += 1
+            self.correct += record["outcome"] == "correct"
+        self.tokens += (record.get("usage") or {}).get("completion_tokens") or 0
+        now = time.monotonic()
+        interval = 0.2 if self.tty else 15.0
+        if not self.quiet and (now - self.last >= interval or self.done == self.total):
+            self.last = now
+            self.print()
+
+    def line(self) -> str:
+        elapsed = max(1e-9, time.monotonic() - self.t0)
+        new = self.done - self.started_done
+        rate = new / elapsed
+        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        acc = f"{100 * self.correct / self.graded:5.1f}%" if self.graded else "  -  "
+        eta_s = "-" if eta != eta else f"{int(eta // 60)}m{int(eta % 60):02d}s"
+        return (f"{self.done}/{self.total} | acc {acc} | errors {self.errors} | "
+                f"{self.tokens / elapsed:,.0f} out tok/s | ETA {eta_s}")
+
+    def print(self) -> None:
+        if self.tty:
+            print("\r" + self.line().ljust(78), end="", file=sys.stderr, flush=True)
+        else:
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def finish(self) -> None:
+        if self.tty and not self.quiet:
+            print(file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- the run
+
+class EndpointDown(Exception):
+    pass
+
+
+class Scheduler:
+    """Workers pull items from one queue; each worker is bound to one endpoint, so a
+    faster replica simply takes more items."""
+
+    def __init__(self, settings: RunSettings, pack, endpoints: list[Endpoint], model: str,
+                 writer: RecordWriter, progress: Progress):
+        self.settings, self.pack, self.endpoints, self.model = settings, pack, endpoints, model
+        self.writer, self.progress = writer, progress
+        self.down_since: float | None = None
+        self.stopped_reason: str | None = None
+        self.retries = 0
+
+    async def run(self, items) -> None:
+        queue: asyncio.Queue = asyncio.Queue()
+        for item in items:
+            queue.put_nowait(item)
+        workers = [asyncio.create_task(self.worker(queue, self.endpoints[n % len(self.endpoints)]))
+                   for n in range(self.settings.concurrency * len(self.endpoints))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def worker(self, queue: asyncio.Queue, endpoint: Endpoint) -> None:
+        while not queue.empty() and self.stopped_reason is None:
+            item = queue.get_nowait()
+            try:
+                record = await self.ask(item, endpoint)
+            except EndpointDown as e:
+                self.stopped_reason = str(e)
+                return
+            if record is not None:
+                self.writer.append(record)
+                self.progress.update(record)
+
+    async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | None:
+        settings = self.settings
+        request = build_request(self.pack, item, settings.api)
+        started_at, t0 = now_iso(), time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = await endpoint.complete(request, self.model, settings.decoding)
+            except EndpointError as error:
+                if error.kind == "connection":
+                    self.down_since = self.down_since or time.monotonic()
+                    down_for = time.monotonic() - self.down_since
+                    if down_for > settings.max_downtime:
+                        raise EndpointDown(f"{endpoint.url} has not answered for {down_for:.0f} s "
+                                           f"(--max-downtime {settings.max_downtime:g}): {error.message}")
+                    # A server that is down does not use up an item's retries: the run waits
+                    # for it (up to --max-downtime) instead of recording every item as an error.
+                    self.retries += 1
+                    await asyncio.sleep(settings.retry.delay(min(attempt, 6), error))
+                    continue
+                retries_left = attempt <= settings.retry.max_retries
+                time_left = time.monotonic() - t0 < settings.retry.max_total
+                if error.retryable and retries_left and time_left:
+                    self.retries += 1
+                    await asyncio.sleep(settings.retry.delay(attempt - 1, error))
+                    continue
+                return error_record(item, request, error, endpoint.url, attempt, started_at, time.monotonic() - t0)
+            self.down_since = None
+            try:
+                verdict = await asyncio.to_thread(self.pack.grade, item, response.answer)
+            except Exception as e:  # a grader bug must not lose the response
+                error = EndpointError("grader", f"grader raised {type(e).__name__}: {e}")
+                return error_record(item, request, error, endpoint.url, attempt, started_at, time.monotonic() - t0, response)
+            return response_record(item, request, response, verdict, attempt)
+
+
+async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[dict[str, list[str]], str]:
+    """Ask every endpoint for /v1/models before any item is sent."""
+    import openai
+
+    served: dict[str, list[str]] = {}
+    for endpoint in endpoints:
+        try:
+            served[endpoint.url] = await asyncio.wait_for(endpoint.list_models(), timeout=min(30.0, settings.timeout))
+        except (openai.APIConnectionError, asyncio.TimeoutError, ConnectionError) as e:
+            raise UsageError(
+                f"nothing answers at {endpoint.url} ({type(e).__name__}). Start an OpenAI-compatible server first, e.g.\n"
+                f"  llama-server -m model.gguf --port 8080            (llama.cpp)\n"
+                f"  python -m llama_cpp.server --model model.gguf --port 8080   (llama-cpp-python)\n"
+                f"  vllm serve MODEL --port 8080 / python -m sglang.launch_server --model-path MODEL --port 8080\n"
+                f"or pass --endpoint http://HOST:PORT/v1") from None
+        except openai.AuthenticationError:
+            raise UsageError(f"{endpoint.url} refused the API key (HTTP 401): set OPENAI_API_KEY or the variable "
+                             f"named by --api-key-env") from None
+        except (openai.APIStatusError, openai.APIResponseValidationError, ValueError, TypeError, AttributeError) as e:
+            raise UsageError(f"{endpoint.url} is not an OpenAI-compatible endpoint: GET {endpoint.url}/models "
+                             f"answered {type(e).__name__}: {str(e)[:300]}") from None
+    first = next(iter(served.values()))
+    model = settings.model or (first[0] if first else None)
+    if model is None:
+        raise UsageError(f"{endpoints[0].url} lists no model; pass --model")
+    if settings.model and settings.check_model:
+        for url, models in served.items():
+            if models and settings.model not in models:
+                raise UsageError(f"{url} does not list model {settings.model!r}; it serves: {', '.join(models)} "
+                                 f"(pass one of these to --model, or --no-check-model)")
+    return served, model
+
+
+def prepare_run_dir(settings: RunSettings, manifest: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict]]:
+    """Returns (the manifest to write, the records already there)."""
+    run_dir = settings.run_dir
+    records_path = run_dir / RECORDS
+    if settings.resume:
+        if not (run_dir / MANIFEST).exists():
+            raise UsageError(f"cannot resume {run_dir}: it has no {MANIFEST} (not a run folder)")
+        old = read_manifest(run_dir)
+        diffs = manifest_differences(old, manifest)
+        if diffs:
+            raise UsageError(f"cannot resume {run_dir}: it was made with other settings:\n  " + "\n  ".join(diffs))
+        done = {r["id"]: r for r in read_records(records_path)}
+        merged = dict(old)
+        merged.update({"status": "running", "ended_at": None, "endpoints": manifest["endpoints"],
+                       "served_models": manifest["served_models"], "client": manifest["client"]})
+        merged.setdefault("resumed_at", [])
+        merged["resumed_at"] = list(merged["resumed_at"]) + [now_iso()]
+        return merged, done
+    if records_path.exists() and records_path.stat().st_size > 0:
+        raise UsageError(f"{run_dir} already holds records. To continue that run:\n  "
+                         f"{resume_command(settings.argv, run_dir)}\nor choose another --run-dir.")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / ".write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        raise UsageError(f"cannot write to the run folder {run_dir}: {e.strerror or e}") from None
+    return manifest, {}
+
+
+def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> tuple[list[dict], dict]:
+    from .analysis.summary import summarize
+
+    records = compact_records(run_dir, item_ids) if status == "finished" else read_records(run_dir / RECORDS)
+    manifest = dict(manifest, status=status, ended_at=now_iso())
+    write_json_atomic(run_dir / MANIFEST, manifest)
+    summary = summarize(manifest, records)
+    write_json_atomic(run_dir / SUMMARY, summary)
+    if status == "finished":
+        write_parquet(run_dir, records)
+    return records, summary
+
+
+async def _run_async(settings: RunSettings) -> int:
+    pack, items = load_items(settings)
+    api_key = os.environ.get(settings.api_key_env or "OPENAI_API_KEY")
+    endpoints = [Endpoint(url, api_key, settings.timeout, settings.api, settings.stream) for url in settings.endpoints]
+    try:
+        served, model = await preflight(settings, endpoints)
+        manifest = make_manifest(settings, pack, items, served, model)
+        manifest, done = prepare_run_dir(settings, manifest)
+        write_json_atomic(settings.run_dir / MANIFEST, manifest)
+
+        def finished(record: dict) -> bool:
+            return record["outcome"] != "error" or not settings.retry_errors
+
+        todo = [i for i in items if not (i.id in done and finished(done[i.id]))]
+        if settings.resume and not settings.quiet:
+            print(f"resuming {settings.run_dir}: {len(items) - len(todo)} of {len(items)} items already recorded, "
+                  f"{len(todo)} to ask", file=sys.stderr)
+        progress = Progress(len(items), len(items) - len(todo), settings.quiet)
+        writer = RecordWriter(settings.run_dir / RECORDS)
+        scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
+        status = "interrupted"
+        try:
+            await scheduler.run(todo)
+            status = "stopped" if scheduler.stopped_reason else "finished"
+        finally:
+            writer.close()
+            progress.finish()
+            # status stays "interrupted" when we leave through a cancellation (Ctrl-C, SIGTERM)
+            records, summary = finish_run(settings.run_dir, manifest, [i.id for i in items], status)
+        if scheduler.stopped_reason:
+            print(f"\nstopped: {scheduler.stopped_reason}\nnothing recorded was lost; when the endpoint is back:\n  "
+                  f"{resume_command(settings.argv, settings.run_dir)}", file=sys.stderr)
+            return EXIT_STOPPED
+        if not settings.quiet:
+            from .analysis.summary import format_summary
+            print(format_summary(summary, manifest))
+        print(f"run folder: {settings.run_dir}", file=sys.stderr)
+        if summary["n_errors"]:
+            print(f"{summary['n_errors']} item(s) ended in errors; to ask them again:\n  "
+                  f"{resume_command(settings.argv, settings.run_dir)} --retry-errors", file=sys.stderr)
+            return EXIT_ERRORS
+        return EXIT_OK
+    finally:
+        for endpoint in endpoints:
+            try:
+                await endpoint.close()
+            except Exception:
+                pass
+
+
+def run(settings: RunSettings) -> int:
+    """Run and return the exit code. Ctrl-C / SIGTERM stop cleanly with everything saved."""
+    loop = asyncio.new_event_loop()
+    main = loop.create_task(_run_async(settings))
+    interrupted = []
+
+    def interrupt(signum: int) -> None:
+        interrupted.append(signum)
+        main.cancel()
+        # a second Ctrl-C kills at once (records on disk stay valid either way)
+        loop.remove_signal_handler(signal.SIGINT)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, interrupt, signum)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
+            pass
+    try:
+        return loop.run_until_complete(main)
+    except asyncio.CancelledError:
+        print(f"\ninterrupted ({signal.Signals(interrupted[0]).name if interrupted else 'cancelled'}): "
+              f"every finished item is saved in {settings.run_dir}. To continue:\n  "
+              f"{resume_command(settings.argv, settings.run_dir)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except UsageError:
+        raise
+    finally:
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()

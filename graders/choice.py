@@ -1,0 +1,325 @@
+"""Read the option letter(s) a model chose, from a Chinese or English answer text.
+
+`extract_choice(response, choices, n_gold)` returns `(letters, reason)`: the chosen letters
+in alphabetical order ("C", "AD") or None, and a sentence naming the rule that decided. None
+means nothing could be read or the answer was ambiguous ("A 或 B", two different lone letters);
+the runner counts those as "unextracted", apart from wrong answers.
+
+Rules, strongest first; the first rule that decides wins:
+  1. boxed         the last \\boxed{C}
+  2. answer-cue    the last "答案是 C", "答案：C", "故选：AD", "选C", "正确答案为(C)",
+                   "The answer is (c)", "Answer: C", "I choose C" ... (a cue followed by
+                   option text instead of a letter reads that option's letter)
+  3. option-correct  "C 正确", "C项符合题意", "option C is correct" (negations do not match)
+  4. leading-letter  the last line, then the first line, starts with the letter: "C", "(C)",
+                   "C. <option text>", "**C**"
+  5. option-text   the last line repeats exactly one option's text
+  6. lone-letter   exactly one different standalone letter on the last line
+Multi-letter answers ("AD", "A、D", "A and D") are read after a cue or alone on a line.
+The response is untrusted: only its last MAX_RESPONSE_CHARS are read, every pattern is linear.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Sequence
+
+__all__ = ["extract_choice", "MAX_RESPONSE_CHARS"]
+
+MAX_RESPONSE_CHARS = 20_000     # the final answer is at the end; a longer text is cut at the front
+LETTERS = "ABCDEFGHIJ"
+DEFAULT_N_CHOICES = 5           # A-E when the option texts are not given
+MIN_OPTION_TEXT = 2             # shorter option texts ("1", "是") are never matched as text
+
+# --- normalisation -------------------------------------------------------------------------
+
+_LATEX_WRAPPERS = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mathit|textit|operatorname)\s*\{([^{}]{0,200})\}")
+_EMPHASIS = re.compile(r"\*+|_{2,}|`+|#+\s")
+
+
+def _normalise(response: str) -> str:
+    """NFKC turns full-width letters and punctuation (Ｃ （ ： ，) into ASCII; markup goes."""
+    text = unicodedata.normalize("NFKC", response[-MAX_RESPONSE_CHARS:])
+    text = text.replace("\r\n", "\n")
+    text = _LATEX_WRAPPERS.sub(r"\1", text)
+    text = _EMPHASIS.sub("", text)
+    return text.replace("$", "")
+
+
+# --- reading a letter group at a position --------------------------------------------------
+
+_OPEN = "([【{<《「'\"“‘"
+_CLOSE = ")]】}>》」'\"”’"
+_LIST_SEPARATORS = ("以及", "and", "和", "及", "与", "、", ",", "/", "&", "+", ";")
+_ALTERNATIVE_SEPARATORS = ("或者", "或是", "或", "or")
+# what may follow a group of several letters for it to count as the answer ("A, B is wrong" is not)
+_TERMINATOR = re.compile(r"\s*(?:两项|三项|项|选项|options?\b|choices?\b|are\s+correct|正确|均正确|都正确)?"
+                         r"\s*(?:$|[。.!！;；,，:：)\]】\n]|因为|because|since)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Read:
+    letters: str          # sorted, unique
+    end: int              # position after the group
+    alternatives: bool    # "A 或 B", "A or B": the model did not choose
+
+
+def _letter_at(text: str, pos: int, valid: str, allow_lower: bool) -> tuple[str, int] | None:
+    """One run of option letters at pos ("C", "AD"), bounded by non-letters on both sides."""
+    if pos > 0 and text[pos - 1].isascii() and text[pos - 1].isalnum():
+        return None
+    end = pos
+    while end < len(text) and end - pos <= len(valid) and text[end].isascii() and text[end].isalpha():
+        end += 1
+    run = text[pos:end]
+    if not run or (end < len(text) and text[end].isascii() and text[end].isalnum()):
+        return None
+    if run.isupper() and all(c in valid for c in run) and len(set(run)) == len(run):
+        return run, end
+    if allow_lower and len(run) == 1 and run.upper() in valid:
+        return run.upper(), end
+    return None
+
+
+def _skip(text: str, pos: int, chars: str) -> int:
+    while pos < len(text) and (text[pos] in chars or text[pos] in " \t"):
+        pos += 1
+    return pos
+
+
+def _separator_at(text: str, pos: int) -> tuple[str, int] | None:
+    """('list' | 'alt', position after it) when a separator between letters starts at pos."""
+    p = _skip(text, pos, "")
+    for words, kind in ((_ALTERNATIVE_SEPARATORS, "alt"), (_LIST_SEPARATORS, "list")):
+        for word in words:
+            if text.startswith(word, p) or (word.isalpha() and text[p:p + len(word)].lower() == word):
+                if word.isascii() and word.isalpha() and p + len(word) < len(text) and text[p + len(word)].isalpha():
+                    continue
+                return kind, _skip(text, p + len(word), "")
+    if p > pos:  # plain spaces: "A C", "A B D"
+        return "list", p
+    return None
+
+
+def _read_group(text: str, pos: int, valid: str) -> _Read | None:
+    """Letters at pos: "C", "(C)", "AD", "A、D", "A and D", "A 或 B" (alternatives)."""
+    start = _skip(text, pos, _OPEN)
+    bracketed = start > pos and text[start - 1] in _OPEN
+    first = _letter_at(text, start, valid, allow_lower=True)
+    if first is None:
+        return None
+    run, end = first
+    if text[start].islower() and not bracketed and not _TERMINATOR.match(text, end):
+        return None  # "the answer is a bit ..." is an article, not option a
+    groups, kinds, ends = [run], [], [end]
+    while True:
+        sep = _separator_at(text, _skip(text, end, _CLOSE) if bracketed else end)
+        if sep is None:
+            break
+        kind, after = sep
+        after = _skip(text, after, _OPEN)
+        nxt = _letter_at(text, after, valid, allow_lower=False)
+        if nxt is None:
+            break
+        groups.append(nxt[0])
+        kinds.append(kind)
+        ends.append(nxt[1])
+        end = nxt[1]
+    # several groups only count when the answer ends there ("A and D." but not "A, B is wrong")
+    while len(groups) > 1 and not _TERMINATOR.match(text, _skip(text, ends[-1], _CLOSE)):
+        groups.pop()
+        kinds.pop()
+        ends.pop()
+    end = ends[-1]
+    letters = "".join(sorted(set("".join(groups))))
+    return _Read(letters, end, alternatives="alt" in kinds)
+
+
+# --- cues ----------------------------------------------------------------------------------
+
+_ZH_CUE = re.compile(
+    r"(?<![不非未别勿])"
+    r"(?:正确答案|最终答案|参考答案|标准答案|答案|正确选项|最佳选项|正确的选项|正确的是|应当选|应该选|应选|故选|所以选|因此选|"
+    r"综上选|我选|本题选|选择|选)"
+    r"\s*(?:应该|应当|应|就|也)?\s*(?:是|为|选|选择)?\s*[:：]?\s*(?:选项|选)?\s*"
+)
+_EN_CUE = re.compile(
+    r"\b(?:(?:the\s+)?(?:correct|right|final|best|most\s+likely|only\s+correct|true)?\s*"
+    r"(?:answer|option|choice)s?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be|[:=])"
+    r"|i\s+(?:would\s+|will\s+|'d\s+)?(?:choose|pick|select|go\s+with)"
+    r"|(?:therefore|thus|hence|so)\s*,?\s*(?:the\s+answer\s+is\s*)?(?=\s*(?:option\s+)?\(?[A-J]\)?\s*(?:[.。!]|$)))"
+    r"\s*:?\s*(?:option|choice|letter|answer)?\s*:?\s*",
+    re.IGNORECASE,
+)
+_BOXED = re.compile(r"\\boxed\s*\{([^{}]{0,200})\}")
+_OPTION_CORRECT = re.compile(
+    r"(?:选项|option\s*)?(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])\s*(?:项|选项)?\s*(?:的)?(?:说法|表述)?\s*"
+    r"(?:正确|是正确的|是对的|符合题意|(?:is|are)\s+(?:the\s+)?(?:correct|right|true|best)\b)",
+)
+_NEGATED = re.compile(r"(?:not|n't|不是|不选|排除|非|除了|except|rather\s+than|instead\s+of)\s*(?:option\s*|选项)?\(?$",
+                      re.IGNORECASE)
+_ARTICLE = re.compile(r"A\s+[a-z]")
+
+
+def _valid_letters(choices: Sequence[str]) -> str:
+    return LETTERS[: len(choices) if choices else DEFAULT_N_CHOICES]
+
+
+def _option_key(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"^\s*\(?[A-J]\)\s*|^\s*[A-J][.、:]\s*", "", text)  # "(A)..." / "A. ..." prefixes
+    return re.sub(r"[\s。.,，;；!！\"'“”‘’《》]+", "", text).lower()
+
+
+def _option_text_letter(segment: str, choices: Sequence[str]) -> str | None:
+    """The letter of the one option whose text the segment contains (None: zero or several)."""
+    if not choices:
+        return None
+    haystack = _option_key(segment)
+    found = {LETTERS[i]: key for i, key in ((i, _option_key(c)) for i, c in enumerate(choices))
+             if len(key) >= MIN_OPTION_TEXT and key in haystack}
+    # drop options whose text is part of another found option's text ("土地" inside "土地改革")
+    kept = [letter for letter, key in found.items()
+            if not any(key != other and key in other for other in found.values())]
+    return kept[0] if len(kept) == 1 else None
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.split("\n") if line.strip()]
+
+
+# --- the rules -----------------------------------------------------------------------------
+
+Decision = tuple[str | None, str]
+
+
+def _decide(read: _Read, rule: str, snippet: str) -> Decision:
+    if read.alternatives:
+        return None, f"ambiguous: {rule} gives alternatives {snippet!r}"
+    return read.letters, f"{rule}: {snippet!r}"
+
+
+def _snippet(text: str, start: int, end: int) -> str:
+    return text[max(0, start): min(len(text), end)].strip()[:80]
+
+
+def _rule_boxed(text: str, valid: str) -> Decision | None:
+    for match in reversed(list(_BOXED.finditer(text))):
+        read = _read_group(match.group(1).strip() + " ", 0, valid)
+        if read is not None and not match.group(1).strip()[read.end:].strip(" .)"):
+            return _decide(read, "boxed", match.group(0))
+    return None
+
+
+def _rule_answer_cue(text: str, valid: str, choices: Sequence[str]) -> Decision | None:
+    cues = sorted(list(_ZH_CUE.finditer(text)) + list(_EN_CUE.finditer(text)), key=lambda m: m.end())
+    for match in reversed(cues):
+        if match.end() == match.start():
+            continue
+        read = _read_group(text, match.end(), valid)
+        if read is not None:
+            decision = _decide(read, "answer-cue", _snippet(text, match.start(), read.end + 1))
+            later = _lone_letter_line_after(text, read.end, valid)
+            if decision[0] is not None and later is not None and later != decision[0]:
+                return None, (f"ambiguous: answer-cue says {decision[0]} "
+                              f"but a later line says {later}")
+            return decision
+        out_of_range = re.match(r"[(\[]?([A-Z])(?![A-Za-z0-9])", text[match.end():])
+        if out_of_range and out_of_range.group(1) in LETTERS[len(valid):]:
+            return None, f"answer-cue names letter {out_of_range.group(1)} outside {valid[0]}-{valid[-1]}"
+        tail = text[match.end(): match.end() + 300].split("\n")[0]
+        letter = _option_text_letter(tail, choices)
+        if letter is not None:
+            return letter, f"answer-cue + option text: {_snippet(text, match.start(), match.end() + 60)!r}"
+    return None
+
+
+def _lone_letter_line_after(text: str, pos: int, valid: str) -> str | None:
+    """A later line holding nothing but a letter ("…the answer is A.\\n\\nB")."""
+    for line in _lines(text[pos:])[1:] if "\n" in text[pos:] else []:
+        read = _read_group(line + "\n", 0, valid)
+        if read is not None and not line[read.end:].strip(" .)）]"):
+            return read.letters
+    return None
+
+
+def _rule_option_correct(text: str, valid: str, n_gold: int) -> Decision | None:
+    letters = []
+    for match in _OPTION_CORRECT.finditer(text):
+        if match.group(1) in valid and not _NEGATED.search(text[max(0, match.start() - 12): match.start()]):
+            letters.append(match.group(1))
+    if not letters:
+        return None
+    distinct = "".join(sorted(set(letters)))
+    if len(distinct) > 1 and n_gold == 1:
+        return None, f"ambiguous: several options called correct ({distinct})"
+    return distinct, f"option-correct: {', '.join(letters)} called correct"
+
+
+def _rule_leading_letter(text: str, valid: str) -> Decision | None:
+    lines = _lines(text)
+    for line in ([lines[-1], lines[0]] if len(lines) > 1 else lines):
+        if _ARTICLE.match(line) or _NEGATED.match(line):
+            continue
+        read = _read_group(line + "\n", 0, valid)
+        if read is None:
+            continue
+        rest = line[read.end:]
+        if rest.strip() == "" or re.match(r"\s*[)\]】.:、．]|\s+\S", rest) and not re.match(r"\s+(?:is|are|was|were|和|或|or|and)\b", rest):
+            return _decide(read, "leading-letter", line[:80])
+    return None
+
+
+def _rule_option_text(text: str, choices: Sequence[str]) -> Decision | None:
+    lines = _lines(text)
+    if not lines:
+        return None
+    letter = _option_text_letter(lines[-1], choices)
+    if letter is None:
+        return None
+    return letter, f"option-text: last line repeats option {letter}: {lines[-1][:80]!r}"
+
+
+def _rule_lone_letter(text: str, valid: str) -> Decision | None:
+    lines = _lines(text)
+    if not lines:
+        return None
+    line = lines[-1]
+    found = []
+    for match in re.finditer(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])", line):
+        letter = match.group(1)
+        if letter not in valid or _NEGATED.search(line[max(0, match.start() - 12): match.start()]):
+            continue
+        if letter == "A" and _ARTICLE.match(line, match.start()):
+            continue
+        found.append(letter)
+    distinct = sorted(set(found))
+    if len(distinct) == 1:
+        return distinct[0], f"lone-letter: only {distinct[0]} stands alone on the last line: {line[:80]!r}"
+    if len(distinct) > 1:
+        return None, f"ambiguous: the last line names {', '.join(distinct)}"
+    return None
+
+
+def extract_choice(response: str, choices: Sequence[str] = (), n_gold: int = 1) -> tuple[str | None, str]:
+    """The option letters chosen in `response` (sorted, e.g. "C" or "AD"), or None, and why.
+
+    `choices` are the option texts in letter order (they fix the valid letters and let an answer
+    that repeats an option's text count); `n_gold` is how many letters the gold answer has, so
+    several letters called correct count as a multi-answer instead of as ambiguous.
+    """
+    if not response or not response.strip():
+        return None, "no choice letter found: empty answer"
+    text = _normalise(response)
+    valid = _valid_letters(choices)
+    for rule in (lambda: _rule_boxed(text, valid),
+                 lambda: _rule_answer_cue(text, valid, choices),
+                 lambda: _rule_option_correct(text, valid, n_gold),
+                 lambda: _rule_leading_letter(text, valid),
+                 lambda: _rule_option_text(text, choices),
+                 lambda: _rule_lone_letter(text, valid)):
+        decision = rule()
+        if decision is not None:
+            return decision
+    return None, "no choice letter found"

@@ -1,0 +1,128 @@
+"""String normalisation of an answer before it is parsed or compared.
+
+Turns unicode maths and full-width characters into ASCII/LaTeX, strips what carries no
+value (`$`, `\\left`, spacing commands, `\\text{cm}`, °, trailing full stops, thousands
+separators) and records what it removed that can matter: a percent sign (only the gold's
+percent changes the comparison) and a unit. Pure string work: no sympy, microseconds.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Unicode maths -> the LaTeX the parser reads. Applied before NFKC, which would turn ² into 2.
+UNICODE_MATH = {
+    "π": r"\pi ", "∞": r"\infty ", "√": r"\sqrt ", "×": r"\times ", "·": r"\cdot ", "⋅": r"\cdot ",
+    "÷": "/", "−": "-", "–": "-", "—": "-", "≤": r"\le ", "≥": r"\ge ", "⩽": r"\le ", "⩾": r"\ge ",
+    "≠": r"\ne ", "∈": r"\in ", "∪": r"\cup ", "∩": r"\cap ", "±": r"\pm ", "∓": r"\mp ",
+    "°": r"^\circ ", "℃": r"^\circ ", "θ": r"\theta ", "α": r"\alpha ", "β": r"\beta ",
+    "²": "^2", "³": "^3", "¹": "^1", "⁴": "^4", "⁵": "^5", "⁶": "^6", "⁷": "^7", "⁸": "^8", "⁹": "^9",
+    "⁰": "^0", "⁻": "^-", "½": " 1/2", "⅓": " 1/3", "⅔": " 2/3", "¼": " 1/4", "¾": " 3/4",
+    "⅕": " 1/5", "⅛": " 1/8", "⁄": "/", "∶": ":", "，": ",", "。": ".", "：": ":", "；": ";",
+    "（": "(", "）": ")", "【": "[", "】": "]", "｛": "{", "｝": "}",
+    "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ",
+}
+UNICODE_RE = re.compile("|".join(map(re.escape, UNICODE_MATH)))
+
+# Words that are units when they follow a number. Single letters (m, g, s) only with a space.
+UNIT_WORDS = (
+    "square units|square feet|square inches|square meters|square metres|square centimeters|"
+    "sq units|sq ft|sq in|units?|cm|mm|km|kg|mg|ml|mL|m/s|km/h|km/hr|mph|ft|feet|foot|inch(?:es)?|"
+    "in|yards?|yd|miles?|meters?|metres?|centimeters?|centimetres?|kilometers?|grams?|kilograms?|"
+    "pounds?|lbs?|ounces?|oz|liters?|litres?|gallons?|seconds?|secs?|minutes?|mins?|hours?|hrs?|"
+    "days?|weeks?|months?|years?|dollars?|cents?|degrees?|deg|radians?|rad|people|persons?|"
+    "students?|apples?|cookies|marbles|pages|points?|times|ways|numbers?|integers?|"
+    "m|g|s|h|L"
+)
+UNIT_RE = re.compile(
+    r"(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")(?:\^\{?[23]\}?|[23])?\.?\s*$")
+ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|千米|公里|千克|克|斤|岁|天|人|本|次|分钟|小时|秒|度|平方米|立方米|平方厘米|辆|张|块|条|件|名|支|页|棵|头|道|组|种|倍|年|月|周)\s*$")
+TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}")
+SPACING_RE = re.compile(r"\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
+DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\{\s*o\s*\}")
+THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+SPACE_THOUSANDS_RE = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
+
+
+@dataclass(frozen=True)
+class Normalised:
+    text: str             # what the parser reads
+    percent: bool = False  # a % sign (or "percent") was removed
+    unit: str | None = None  # the unit text removed, if any
+
+
+def unicode_to_latex(text: str) -> str:
+    text = UNICODE_RE.sub(lambda m: UNICODE_MATH[m.group()], text)
+    text = unicodedata.normalize("NFKC", text)  # full-width digits/letters -> ASCII
+    return text
+
+
+def strip_math_delimiters(text: str) -> str:
+    text = text.strip()
+    for left, right in (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$")):
+        if text.startswith(left) and text.endswith(right) and len(text) >= len(left) + len(right):
+            text = text[len(left): len(text) - len(right)].strip()
+    return text
+
+
+def normalise(answer: str) -> Normalised:
+    """Normalise one extracted answer (not a whole response)."""
+    text = unicode_to_latex(answer)
+    text = strip_math_delimiters(text)
+    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
+    text = SPACING_RE.sub(" ", text)
+    text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
+    text = DEGREE_RE.sub(" ", text)
+    text = re.sub(r"\\boxed\s*\{(.*)\}", r"\1", text)
+    unit = None
+    # \text{ cm}^2 after a value is a unit; \text{or} is a separator; \text{(B)} is its content
+    def text_cmd(m: re.Match) -> str:
+        nonlocal unit
+        inner = m.group(1).strip()
+        before = text[: m.start()].rstrip()
+        if inner.lower() in ("or", "and", ",", "or,"):
+            return ","
+        if before and re.fullmatch(r"[A-Za-z][A-Za-z/. ]*", inner) and (before[-1].isdigit() or before[-1] in "})."):
+            unit = inner
+            return " "
+        return " " + inner + " " if before else inner
+    for _ in range(3):  # nested \text{\textbf{..}}
+        new = TEXT_CMD_RE.sub(text_cmd, text)
+        if new == text:
+            break
+        text = new
+    text = text.strip()
+    text = re.sub(r"\s+(?:or|and)\s+", ",", text)
+    text = re.sub(r"[\s.;:,。!]+$", "", text) if not re.search(r"\d\.$", text) else text[:-1]
+    text = re.sub(r"^(?:is|are|=|:)\s*", "", text).strip()
+    # units and money
+    percent = False
+    if re.search(r"(?:%|\bpercent|\bper cent)$", text):
+        percent = True
+        text = re.sub(r"\s*(?:%|percent|per cent)$", "", text).strip()
+    text = re.sub(r"^\$\s*", "", text).strip()
+    text = re.sub(r"^-\s*\$\s*", "-", text).strip()
+    m = UNIT_RE.search(text)
+    if m and not re.fullmatch(r"\s*(?:" + UNIT_WORDS + r")\s*", text):
+        unit = unit or m.group().strip()
+        text = text[: m.start()].strip()
+    m = ZH_UNIT_RE.search(text)
+    if m:
+        unit = unit or m.group().strip()
+        text = text[: m.start()].strip()
+    text = re.sub(r"\^\s*\{?\s*\}?$", "", text).strip()
+    # thousands separators: 1,000 and 10,\!080 (spacing already removed); "1, 2" stays a list
+    text = text.replace(", ", ",\u0000")  # protect list commas followed by a space
+    text = THOUSANDS_RE.sub(lambda m: m.group().replace(",", ""), text)
+    text = text.replace(",\u0000", ", ")
+    if SPACE_THOUSANDS_RE.match(text):
+        text = text.replace(" ", "")
+    text = re.sub(r"\s+", " ", text).strip()
+    return Normalised(text, percent, unit)
+
+
+def plain_key(text: str) -> str:
+    """A loose string key for the 'normalised' method: no spaces or braces (case kept:
+    R and r are different variables)."""
+    return re.sub(r"[\s{}]", "", text)

@@ -1,0 +1,135 @@
+"""Fast numeric comparison in the calling process: no sympy, no worker.
+
+Exact rationals via fractions.Fraction for +, -, *, /, integer powers and n!; a double
+precision complex value for anything constant (pi, sqrt, sin ...). Most answers are
+decided here in microseconds; only what these cannot settle goes to the sympy worker.
+
+Tolerance (documented in docs/graders.md): two values that are both exact rationals must
+be equal exactly (10000 vs 10001 is wrong, however close). A decimal is accepted for a
+value it cannot write exactly (1/3, sqrt(2), pi) when the relative difference is at most
+FLOAT_REL_TOL.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from .parse import MAX_EXPONENT, MAX_RESULT_DIGITS, Node, constant_value
+
+FLOAT_REL_TOL = 1e-4        # decimal answer vs an irrational / non-terminating gold
+SAME_DOUBLE_REL_TOL = 1e-9  # two closed forms whose doubles agree this well go to sympy to confirm
+CLEARLY_DIFFERENT = 1e-6    # doubles further apart than this: unequal without sympy
+
+
+class NotExact(Exception):
+    pass
+
+
+def exact_value(node: Node) -> Fraction | None:
+    """The exact rational value of a constant rational AST, else None."""
+    try:
+        return _exact(node)
+    except (NotExact, ZeroDivisionError, OverflowError, ValueError):
+        return None
+
+
+def _exact(node: Node) -> Fraction:
+    kind = node[0]
+    if kind == "num":
+        return node[1]
+    if kind == "neg":
+        return -_exact(node[1])
+    if kind == "add":
+        return sum((_exact(a) for a in node[1]), Fraction(0))
+    if kind == "mul":
+        out = Fraction(1)
+        for a in node[1]:
+            out *= _exact(a)
+        return out
+    if kind == "div":
+        return _exact(node[1]) / _exact(node[2])
+    if kind == "pow":
+        base, exponent = _exact(node[1]), _exact(node[2])
+        if exponent.denominator != 1 or abs(exponent) > MAX_EXPONENT:
+            raise NotExact
+        size = max(abs(base.numerator), base.denominator)
+        if size > 1 and math.log10(size) * abs(exponent) > MAX_RESULT_DIGITS:
+            raise NotExact
+        return base ** int(exponent)
+    if kind == "fact":
+        n = _exact(node[1])
+        if n.denominator != 1 or not 0 <= n <= MAX_EXPONENT:
+            raise NotExact
+        return Fraction(math.factorial(int(n)))
+    if kind == "func" and node[1] == "sqrt":
+        inner = _exact(node[2][0])
+        if inner >= 0:
+            num, den = math.isqrt(inner.numerator), math.isqrt(inner.denominator)
+            if num * num == inner.numerator and den * den == inner.denominator:
+                return Fraction(num, den)
+    raise NotExact
+
+
+def has_decimal(node: Node) -> bool:
+    if node[0] == "num":
+        return node[2]
+    for part in node[1:]:
+        if isinstance(part, tuple) and part:
+            if isinstance(part[0], str):
+                if has_decimal(part):
+                    return True
+            elif any(has_decimal(p) for p in part):
+                return True
+    return False
+
+
+def terminating(value: Fraction) -> bool:
+    """True if the rational has a finite decimal expansion (denominator 2^a 5^b)."""
+    d = value.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
+
+
+def rel_diff(a: complex, b: complex) -> float:
+    scale = max(abs(a), abs(b))
+    if scale == 0:
+        return 0.0
+    return abs(a - b) / scale
+
+
+def compare_numbers(gold: Node, answer: Node) -> tuple[bool | None, str]:
+    """(True/False, reason) when decided here, (None, reason) when sympy must decide."""
+    g_exact, a_exact = exact_value(gold), exact_value(answer)
+    if g_exact is not None and a_exact is not None:
+        if g_exact == a_exact:
+            return True, f"equal as exact rationals ({g_exact})"
+        # a decimal for a value that has no finite decimal (1/3 ~ 0.3333)
+        decimal_side = has_decimal(answer) or has_decimal(gold)
+        if decimal_side and not (terminating(g_exact) and terminating(a_exact)):
+            diff = rel_diff(complex(g_exact), complex(a_exact))
+            if diff <= FLOAT_REL_TOL:
+                return True, f"decimal within relative {FLOAT_REL_TOL:g} of {g_exact} (diff {diff:.1e})"
+        return False, f"different numbers ({g_exact} vs {a_exact})"
+    g_float, a_float = constant_value(gold), constant_value(answer)
+    if g_float is None or a_float is None:
+        return None, "has symbols"
+    if any(math.isnan(v.real) or math.isnan(v.imag) for v in (g_float, a_float)):
+        return None, "not a finite number in double precision"
+    if any(math.isinf(abs(v)) for v in (g_float, a_float)):
+        if g_float == a_float:
+            return True, "both infinite with the same sign"
+        return False, "infinite vs different value"
+    diff = rel_diff(g_float, a_float)
+    if has_decimal(answer) or has_decimal(gold):
+        if diff <= FLOAT_REL_TOL:
+            return True, f"decimal within relative {FLOAT_REL_TOL:g} of the exact value (diff {diff:.1e})"
+        return False, f"numerically different ({_show(g_float)} vs {_show(a_float)})"
+    if diff > CLEARLY_DIFFERENT:
+        return False, f"numerically different ({_show(g_float)} vs {_show(a_float)})"
+    return None, f"equal in double precision (diff {diff:.1e}); needs an exact check"
+
+
+def _show(v: complex) -> str:
+    return f"{v.real:.6g}" if v.imag == 0 else f"{v.real:.6g}{v.imag:+.6g}i"

@@ -1,0 +1,511 @@
+"""A small safe parser for maths answers: text -> an AST of plain tuples.
+
+Model output is untrusted, so nothing here calls eval, sympify or parse_expr (they run
+Python). The tokenizer accepts a whitelist of tokens; the recursive-descent parser builds
+tuples that only the code in this package interprets:
+
+    ("num", Fraction, is_decimal)   ("sym", name)        ("const", "pi"|"e"|"i"|"oo")
+    ("add", (a, b, ...))            ("mul", (a, ...))    ("div", a, b)
+    ("pow", base, exponent)         ("neg", a)           ("func", name, (args...))
+    ("fact", a)                     ("pm", a, b)         -- a ± b, expanded by the caller
+
+Size is bounded: the input length, the number of nodes, the digits of a literal, and the
+magnitude of constant exponents (so `10**10**10**10` and `x**(10**9)` are refused here,
+before sympy could try to build them). Refusals raise TooBig, bad syntax ParseError.
+The text given here is already normalised (see normalise.py): ASCII plus LaTeX commands.
+"""
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+Node = tuple[Any, ...]
+
+MAX_TEXT = 2000            # characters of one answer
+MAX_NODES = 400            # AST nodes of one expression
+MAX_LITERAL_DIGITS = 400   # digits in one number literal
+MAX_EXPONENT = 1000        # |constant exponent|, |n| of n!
+MAX_RESULT_DIGITS = 5000   # estimated decimal digits of a constant power
+
+
+class ParseError(ValueError):
+    """The text is not an expression this parser understands."""
+
+
+class TooBig(ParseError):
+    """The text parses but is too large to handle safely (refused, not attempted)."""
+
+
+# LaTeX commands -> token kinds. Anything not listed is refused.
+FUNCTIONS = {
+    "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "sinh", "cosh",
+    "tanh", "log", "ln", "exp", "sqrt", "abs", "floor", "ceil", "lg",
+}
+GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta",
+    "vartheta", "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon",
+    "phi", "varphi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Sigma",
+    "Phi", "Psi", "Omega",
+}
+COMMAND_TOKENS = {
+    "frac": "FRAC", "dfrac": "FRAC", "tfrac": "FRAC", "cfrac": "FRAC", "binom": "BINOM",
+    "dbinom": "BINOM", "tbinom": "BINOM", "sqrt": "SQRT",
+    "cdot": "*", "times": "*", "ast": "*", "div": "/",
+    "le": "<=", "leq": "<=", "leqslant": "<=", "ge": ">=", "geq": ">=", "geqslant": ">=",
+    "lt": "<", "gt": ">", "ne": "!=", "neq": "!=", "pm": "PM", "mp": "MP", "in": "IN",
+    "cup": "CUP", "cap": "CAP", "infty": "OO", "infinity": "OO", "pi": "PI",
+    "lfloor": "LFLOOR", "rfloor": "RFLOOR", "lceil": "LCEIL", "rceil": "RCEIL",
+    "lvert": "|", "rvert": "|", "vert": "|", "mid": "|",
+    "approx": "=", "equiv": "=",
+}
+# Multi-letter words allowed without a backslash ("sqrt(2)", "pi", "sin x").
+BARE_WORDS = {"sqrt": "FUNC", "pi": "PI", "oo": "OO", "inf": "OO", "infinity": "OO", "infty": "OO",
+              **{f: "FUNC" for f in FUNCTIONS}}
+BARE_WORD_RE = re.compile("|".join(sorted(BARE_WORDS, key=len, reverse=True)))
+
+TOKEN_RE = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\d.]))?)
+  | (?P<cmd>\\[a-zA-Z]+)
+  | (?P<setbrace>\\[{}])
+  | (?P<op><=|>=|!=|==|\*\*|[-+*/^()\[\]{},;=<>!|_'])
+  | (?P<word>[a-zA-Z]+)
+""", re.VERBOSE)
+
+
+def tokenize(text: str) -> list[tuple[str, str]]:
+    """(kind, text) pairs. Unknown characters or commands raise ParseError."""
+    if len(text) > MAX_TEXT:
+        raise TooBig(f"answer longer than {MAX_TEXT} characters")
+    tokens: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(text):
+        m = TOKEN_RE.match(text, pos)
+        if not m:
+            raise ParseError(f"unexpected character {text[pos]!r}")
+        pos = m.end()
+        kind, value = m.lastgroup, m.group()
+        if kind == "ws":
+            continue
+        if kind == "num":
+            digits = sum(c.isdigit() for c in value)
+            if digits > MAX_LITERAL_DIGITS:
+                raise TooBig(f"number literal with {digits} digits")
+            tokens.append(("NUM", value))
+        elif kind == "cmd":
+            name = value[1:]
+            if name in COMMAND_TOKENS:
+                tokens.append((COMMAND_TOKENS[name], name))
+            elif name in FUNCTIONS:
+                tokens.append(("FUNC", name))
+            elif name in GREEK:
+                tokens.append(("SYM", name))
+            elif name in ("left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "displaystyle"):
+                continue
+            else:
+                raise ParseError(f"unsupported command \\{name}")
+        elif kind == "setbrace":
+            tokens.append(("LSET" if value == "\\{" else "RSET", value))
+        elif kind == "op":
+            tokens.append(("^" if value == "**" else "=" if value == "==" else value, value))
+        else:  # letters: known words, else one symbol per letter (implicit product)
+            i = 0
+            while i < len(value):
+                w = BARE_WORD_RE.match(value, i)
+                if w:
+                    word = w.group()
+                    kind_ = BARE_WORDS[word]
+                    tokens.append((kind_, word))
+                    i = w.end()
+                else:
+                    tokens.append(("SYM", value[i]))
+                    i += 1
+    return tokens
+
+
+ATOM_START = {"NUM", "SYM", "PI", "OO", "(", "{", "FRAC", "SQRT", "FUNC", "BINOM", "LFLOOR", "LCEIL"}
+
+
+class Parser:
+    """Recursive descent over tokens for one expression (no relations, no commas)."""
+
+    def __init__(self, tokens: list[tuple[str, str]]):
+        self.tokens = tokens
+        self.pos = 0
+        self.nodes = 0
+        self.abs_depth = 0
+
+    # --- helpers -------------------------------------------------------------
+    def peek(self, offset: int = 0) -> str | None:
+        i = self.pos + offset
+        return self.tokens[i][0] if i < len(self.tokens) else None
+
+    def take(self, kind: str | None = None) -> tuple[str, str]:
+        if self.pos >= len(self.tokens):
+            raise ParseError("unexpected end of expression")
+        tok = self.tokens[self.pos]
+        if kind is not None and tok[0] != kind:
+            raise ParseError(f"expected {kind!r}, found {tok[1]!r}")
+        self.pos += 1
+        return tok
+
+    def node(self, *parts: Any) -> Node:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise TooBig(f"expression with more than {MAX_NODES} nodes")
+        return tuple(parts)
+
+    # --- grammar -------------------------------------------------------------
+    def parse(self) -> Node:
+        tree = self.expr()
+        if self.pos != len(self.tokens):
+            raise ParseError(f"unexpected {self.tokens[self.pos][1]!r}")
+        return tree
+
+    def expr(self) -> Node:
+        left = self.term()
+        while self.peek() in ("+", "-", "PM", "MP"):
+            op = self.take()[0]
+            right = self.term()
+            if op == "+":
+                left = self.node("add", (left, right))
+            elif op == "-":
+                left = self.node("add", (left, self.node("neg", right)))
+            else:
+                left = self.node("pm", left, right if op == "PM" else self.node("neg", right))
+        return left
+
+    def term(self) -> Node:
+        left = self.unary()
+        while True:
+            kind = self.peek()
+            if kind == "*":
+                self.take()
+                left = self.node("mul", (left, self.unary()))
+            elif kind == "/":
+                self.take()
+                left = self.node("div", left, self.unary())
+            elif kind in ATOM_START and not (kind == "NUM" and self.last_was_number(left)):
+                left = self.node("mul", (left, self.power()))
+            else:
+                return left
+
+    @staticmethod
+    def last_was_number(left: Node) -> bool:
+        # "2 3" is not 6: two literals side by side are refused, not multiplied.
+        while left[0] == "mul":
+            left = left[1][-1]
+        return left[0] == "num"
+
+    def unary(self) -> Node:
+        if self.peek() == "-":
+            self.take()
+            return self.node("neg", self.unary())
+        if self.peek() == "+":
+            self.take()
+            return self.unary()
+        if self.peek() in ("PM", "MP"):
+            self.take()
+            return self.node("pm", self.node("num", Fraction(0), False), self.unary())
+        return self.power()
+
+    def power(self) -> Node:
+        base = self.postfix()
+        if self.peek() == "^":
+            self.take()
+            exponent = self.unary() if self.peek() != "{" else self.group()
+            check_exponent(exponent)
+            base = self.node("pow", base, exponent)
+            base = self.factorials(base)
+        return base
+
+    def postfix(self) -> Node:
+        return self.factorials(self.atom())
+
+    def factorials(self, base: Node) -> Node:
+        while self.peek() in ("!", "'"):
+            if self.take()[0] == "'":
+                raise ParseError("primes (derivatives) are not supported")
+            value = constant_value(base)
+            if value is None or value.imag != 0 or abs(value.real) > MAX_EXPONENT:
+                raise TooBig("factorial of a large or symbolic value")
+            base = self.node("fact", base)
+        return base
+
+    def group(self) -> Node:
+        self.take("{")
+        inner = self.expr()
+        self.take("}")
+        return inner
+
+    def argument(self) -> Node:
+        """A LaTeX argument: {group}, or a single token (\\frac12 takes digits one by one)."""
+        kind = self.peek()
+        if kind == "{":
+            return self.group()
+        if kind == "NUM":
+            text = self.tokens[self.pos][1]
+            if len(text) > 1 and text.isdigit():  # \frac12 -> 1 then 2
+                self.tokens[self.pos] = ("NUM", text[1:])
+                return self.node("num", Fraction(int(text[0])), False)
+            self.take()
+            return self.number(text)
+        if kind in ("SYM", "PI", "OO"):
+            return self.atom()
+        if kind in ("SQRT", "FRAC"):
+            return self.atom()
+        raise ParseError("missing argument")
+
+    def number(self, text: str) -> Node:
+        return self.node("num", Fraction(text), ("." in text or "e" in text.lower()))
+
+    def atom(self) -> Node:
+        kind, text = self.take()
+        if kind == "NUM":
+            return self.number(text)
+        if kind == "SYM":
+            name = text
+            if self.peek() == "_":  # subscripted symbol: a_1, x_{n}
+                self.take()
+                sub = self.take()
+                if sub[0] == "{":
+                    parts = []
+                    while self.peek() not in ("}", None):
+                        parts.append(self.take()[1])
+                    self.take("}")
+                    sub = ("", "".join(parts))
+                if not re.fullmatch(r"[A-Za-z0-9]{1,8}", sub[1]):
+                    raise ParseError("unsupported subscript")
+                name = f"{name}_{sub[1]}"
+            if name == "e":
+                return self.node("const", "e")
+            if name == "i":
+                return self.node("const", "i")
+            return self.node("sym", name)
+        if kind == "PI":
+            return self.node("const", "pi")
+        if kind == "OO":
+            return self.node("const", "oo")
+        if kind == "(":
+            inner = self.expr()
+            self.take(")")
+            return inner
+        if kind == "{":
+            inner = self.expr()
+            self.take("}")
+            return inner
+        if kind == "|":
+            self.abs_depth += 1
+            inner = self.expr()
+            self.take("|")
+            self.abs_depth -= 1
+            return self.node("func", "abs", (inner,))
+        if kind in ("LFLOOR", "LCEIL"):
+            inner = self.expr()
+            self.take("RFLOOR" if kind == "LFLOOR" else "RCEIL")
+            return self.node("func", "floor" if kind == "LFLOOR" else "ceil", (inner,))
+        if kind == "FRAC":
+            num = self.argument()
+            den = self.argument()
+            return self.node("div", num, den)
+        if kind == "BINOM":
+            n = self.argument()
+            k = self.argument()
+            for part in (n, k):
+                value = constant_value(part)
+                if value is not None and abs(value) > MAX_EXPONENT:
+                    raise TooBig("binomial of a large value")
+            return self.node("func", "binomial", (n, k))
+        if kind == "SQRT":
+            index = None
+            if self.peek() == "[":
+                self.take()
+                index = self.expr()
+                self.take("]")
+            radicand = self.argument() if self.peek() != "(" else self.atom()
+            if index is None:
+                return self.node("func", "sqrt", (radicand,))
+            check_exponent(index)
+            return self.node("pow", radicand, self.node("div", self.node("num", Fraction(1), False), index))
+        if kind == "FUNC":
+            return self.function(text)
+        raise ParseError(f"unexpected {text!r}")
+
+    def function(self, name: str) -> Node:
+        name = {"ln": "log", "lg": "log10", "arcsin": "asin", "arccos": "acos", "arctan": "atan"}.get(name, name)
+        base = None
+        if name == "log" and self.peek() == "_":
+            self.take()
+            base = self.argument()
+        power = None
+        if self.peek() == "^":  # \sin^2 x
+            self.take()
+            power = self.argument()
+            check_exponent(power)
+        if self.peek() == "(":
+            self.take()
+            arg = self.expr()
+            self.take(")")
+        elif self.peek() in ATOM_START:
+            # \sin 2x is sin(2x): the argument runs over an implicit product
+            arg = self.power()
+            while self.peek() in ATOM_START and self.peek() != "FUNC":
+                arg = self.node("mul", (arg, self.power()))
+        else:
+            raise ParseError(f"{name} without an argument")
+        result = self.node("func", name, (arg,))
+        if base is not None:
+            result = self.node("div", result, self.node("func", "log", (base,)))
+        if power is not None:
+            result = self.node("pow", result, power)
+        return result
+
+
+def check_exponent(exponent: Node) -> None:
+    """Refuse constant exponents whose size would make sympy build gigantic numbers."""
+    value = constant_value(exponent)
+    if value is None:
+        return
+    if not math.isfinite(abs(value)) or abs(value) > MAX_EXPONENT:
+        raise TooBig("exponent too large to evaluate safely")
+
+
+def constant_value(node: Node) -> complex | None:
+    """A quick float value for a constant subtree, None if it has symbols or fails.
+
+    Used only for size checks and the float fast path; overflow gives inf, not a hang,
+    because exponents were already capped when the subtree was built.
+    """
+    import cmath
+
+    def ev(n: Node) -> complex:
+        kind = n[0]
+        if kind == "num":
+            return complex(float(n[1]))
+        if kind == "const":
+            return {"pi": math.pi, "e": math.e, "i": 1j, "oo": math.inf}[n[1]]
+        if kind == "sym":
+            raise LookupError
+        if kind == "add":
+            return sum((ev(a) for a in n[1]), 0j)
+        if kind == "mul":
+            out = 1 + 0j
+            for a in n[1]:
+                out *= ev(a)
+            return out
+        if kind == "div":
+            return ev(n[1]) / ev(n[2])
+        if kind == "neg":
+            return -ev(n[1])
+        if kind == "pow":
+            base, exponent = ev(n[1]), ev(n[2])
+            if base == 0:
+                return 0j if exponent.real > 0 else complex(math.inf)
+            if exponent.imag == 0 and exponent.real == int(exponent.real) and base.imag == 0:
+                return complex(float(base.real) ** int(exponent.real))
+            if base.imag == 0 and base.real > 0 and exponent.imag == 0:
+                return complex(base.real ** exponent.real)
+            return cmath.exp(exponent * cmath.log(base))
+        if kind == "fact":
+            x = ev(n[1])
+            if x.imag or x.real != int(x.real) or x.real < 0 or x.real > 170:
+                raise ValueError
+            return complex(math.factorial(int(x.real)))
+        if kind == "pm":
+            raise LookupError
+        if kind == "func":
+            args = [ev(a) for a in n[2]]
+            return FLOAT_FUNCTIONS[n[1]](*args)
+        raise LookupError
+
+    try:
+        return ev(node)
+    except LookupError:
+        return None
+    except (ValueError, ZeroDivisionError, OverflowError, KeyError, TypeError):
+        return complex(math.nan)
+
+
+def _real_only(f):
+    def wrapped(x: complex) -> complex:
+        if x.imag != 0:
+            raise ValueError
+        return complex(f(x.real))
+    return wrapped
+
+
+FLOAT_FUNCTIONS = {
+    "sqrt": lambda x: (complex(math.sqrt(x.real)) if x.imag == 0 and x.real >= 0 else __import__("cmath").sqrt(x)),
+    "sin": _real_only(math.sin), "cos": _real_only(math.cos), "tan": _real_only(math.tan),
+    "cot": _real_only(lambda v: 1 / math.tan(v)), "sec": _real_only(lambda v: 1 / math.cos(v)),
+    "csc": _real_only(lambda v: 1 / math.sin(v)), "asin": _real_only(math.asin),
+    "acos": _real_only(math.acos), "atan": _real_only(math.atan), "sinh": _real_only(math.sinh),
+    "cosh": _real_only(math.cosh), "tanh": _real_only(math.tanh), "log": _real_only(math.log),
+    "log10": _real_only(math.log10), "exp": _real_only(math.exp), "abs": lambda x: complex(abs(x)),
+    "floor": _real_only(math.floor), "ceil": _real_only(math.ceil),
+    "binomial": lambda n, k: complex(math.comb(int(n.real), int(k.real))) if n.imag == 0 and k.imag == 0 and n.real == int(n.real) and k.real == int(k.real) and n.real >= 0 and k.real >= 0 else (_ for _ in ()).throw(ValueError()),
+}
+
+
+def parse_expression(text: str) -> Node:
+    """One expression (no relations or commas) -> AST. Raises ParseError / TooBig."""
+    tokens = tokenize(text)
+    if not tokens:
+        raise ParseError("empty expression")
+    return Parser(tokens).parse()
+
+
+def has_symbols(node: Node) -> bool:
+    return bool(symbols_of(node))
+
+
+def symbols_of(node: Node) -> set[str]:
+    if node[0] == "sym":
+        return {node[1]}
+    found: set[str] = set()
+    for part in node[1:]:
+        if isinstance(part, tuple) and part:
+            if isinstance(part[0], str):
+                found |= symbols_of(part)
+            else:
+                for p in part:
+                    found |= symbols_of(p)
+    return found
+
+
+def expand_pm(node: Node) -> list[Node]:
+    """a ± b -> [a + b, a - b]; at most 8 variants (several ± multiply)."""
+    kind = node[0]
+    if kind == "pm":
+        out = []
+        for a in expand_pm(node[1]):
+            for b in expand_pm(node[2]):
+                out += [("add", (a, b)), ("add", (a, ("neg", b)))]
+        return out[:8]
+    if kind in ("add", "mul"):
+        variants: list[list[Node]] = [[]]
+        for child in node[1]:
+            variants = [v + [c] for v in variants for c in expand_pm(child)][:8]
+        return [(kind, tuple(v)) for v in variants]
+    if kind in ("div", "pow"):
+        return [(kind, a, b) for a in expand_pm(node[1]) for b in expand_pm(node[2])][:8]
+    if kind in ("neg", "fact"):
+        return [(kind, a) for a in expand_pm(node[1])]
+    if kind == "func":
+        return [("func", node[1], (a,) + node[2][1:]) for a in expand_pm(node[2][0])][:8] if node[2] else [node]
+    return [node]
+
+
+def contains_pm(node: Node) -> bool:
+    if node[0] == "pm":
+        return True
+    for part in node[1:]:
+        if isinstance(part, tuple) and part:
+            if isinstance(part[0], str):
+                if contains_pm(part):
+                    return True
+            elif any(contains_pm(p) for p in part):
+                return True
+    return False

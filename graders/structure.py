@@ -1,0 +1,292 @@
+"""The shape of an answer: a number/expression, an equation, intervals, a set or list, a
+tuple, a matrix, a time of day, a number in another base, or plain text.
+
+`parse_value(text)` reads normalised text (see normalise.py) into one of the frozen
+dataclasses below; expressions inside are ASTs from parse.py. Raises ParseError/TooBig.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Union
+
+from .parse import (MAX_TEXT, Node, Parser, ParseError, TooBig, constant_value, symbols_of,
+                    tokenize)
+
+
+@dataclass(frozen=True)
+class Expr:
+    node: Node
+
+
+@dataclass(frozen=True)
+class Equation:
+    lhs: Node
+    rhs: Node
+
+    @property
+    def solved_for(self) -> str | None:
+        """'x' for `x = 5` / `y = 2x + 3`: a lone symbol on the left, absent on the right."""
+        if self.lhs[0] == "sym" and self.lhs[1] not in symbols_of(self.rhs):
+            return self.lhs[1]
+        return None
+
+
+@dataclass(frozen=True)
+class Interval:
+    lo: Node
+    hi: Node
+    lo_closed: bool
+    hi_closed: bool
+
+
+@dataclass(frozen=True)
+class Intervals:
+    parts: tuple[Interval, ...]   # a union, order-free
+
+
+@dataclass(frozen=True)
+class Items:
+    items: tuple["Value", ...]
+    ordered: bool                 # tuples/vectors yes; sets and bare lists of solutions no
+    brackets: str                 # "()", "[]", "{}" or "" (bare list)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    rows: tuple[tuple["Value", ...], ...]
+
+
+@dataclass(frozen=True)
+class Relation:
+    text: str                     # an inequality we cannot turn into an interval
+
+
+@dataclass(frozen=True)
+class TimeOfDay:
+    minutes: int                  # since midnight (12-hour values without am/pm: < 12*60)
+    has_meridiem: bool
+
+
+@dataclass(frozen=True)
+class BaseNumber:
+    digits: str
+    base: int
+
+
+Value = Union[Expr, Equation, Intervals, Items, Matrix, Relation, TimeOfDay, BaseNumber]
+
+OPENERS = {"(", "[", "{", "LSET", "LFLOOR", "LCEIL"}
+CLOSERS = {")", "]", "}", "RSET", "RFLOOR", "RCEIL"}
+RELATIONS = {"=", "<", ">", "<=", ">=", "!="}
+MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}$", re.S)
+TIME_RE = re.compile(r"^(\d{1,2}):(\d{2})(?::\d{2})?\s*(a\.?m\.?|p\.?m\.?)?$", re.I)
+BASE_RE = re.compile(r"^([0-9A-Fa-f]+)_\{?(\d{1,2})\}?$")
+TOKEN_BUDGET = 600
+
+
+def parse_value(text: str) -> Value:
+    text = text.strip()
+    if len(text) > MAX_TEXT:
+        raise TooBig(f"answer longer than {MAX_TEXT} characters")
+    m = MATRIX_RE.match(text)
+    if m:
+        rows = [r for r in re.split(r"\\\\", m.group(2)) if r.strip()]
+        if not rows:
+            raise ParseError("empty matrix")
+        return Matrix(tuple(tuple(parse_value(c) for c in r.split("&")) for r in rows))
+    m = TIME_RE.match(text)
+    if m:
+        hours, minutes, meridiem = int(m.group(1)), int(m.group(2)), m.group(3)
+        if minutes < 60 and hours < 24:
+            if meridiem:
+                if not 1 <= hours <= 12:
+                    raise ParseError("bad 12-hour time")
+                hours = hours % 12 + (12 if meridiem.lower().startswith("p") else 0)
+            return TimeOfDay(hours * 60 + minutes, bool(meridiem) or hours > 12 or hours == 0)
+    m = BASE_RE.match(text)
+    if m and int(m.group(2)) >= 2:
+        return BaseNumber(m.group(1).upper(), int(m.group(2)))
+    tokens = tokenize(text)
+    if len(tokens) > TOKEN_BUDGET:
+        raise TooBig("too many tokens")
+    return parse_tokens(tokens)
+
+
+def split_top(tokens: list[tuple[str, str]], seps: set[str]) -> list[list[tuple[str, str]]]:
+    """Split at separators outside any brackets (intervals like [1,2) count as brackets)."""
+    parts: list[list[tuple[str, str]]] = [[]]
+    depth = 0
+    abs_open = False
+    for tok in tokens:
+        kind = tok[0]
+        if kind in OPENERS:
+            depth += 1
+        elif kind in CLOSERS:
+            depth -= 1
+        elif kind == "|":
+            abs_open = not abs_open
+        if depth == 0 and not abs_open and kind in seps:
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return parts
+
+
+def wraps_whole(tokens: list[tuple[str, str]]) -> bool:
+    """True when the first token opens a bracket that the last token closes."""
+    if len(tokens) < 2 or tokens[0][0] not in OPENERS or tokens[-1][0] not in CLOSERS:
+        return False
+    depth = 0
+    for n, tok in enumerate(tokens):
+        if tok[0] in OPENERS:
+            depth += 1
+        elif tok[0] in CLOSERS:
+            depth -= 1
+            if depth == 0 and n != len(tokens) - 1:
+                return False
+    return depth == 0
+
+
+def expression(tokens: list[tuple[str, str]]) -> Node:
+    if not tokens:
+        raise ParseError("empty expression")
+    return Parser(list(tokens)).parse()
+
+
+def is_infinite(node: Node) -> bool:
+    while node[0] == "neg":
+        node = node[1]
+    return node == ("const", "oo")
+
+
+def interval_from(tokens: list[tuple[str, str]], lo: Node, hi: Node) -> Interval:
+    return Interval(lo, hi, tokens[0][0] == "[", tokens[-1][0] == "]")
+
+
+def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
+    if not tokens:
+        raise ParseError("empty answer")
+    # a union of intervals
+    pieces = split_top(tokens, {"CUP"})
+    if len(pieces) > 1:
+        parts: list[Interval] = []
+        for piece in pieces:
+            value = parse_tokens(piece)
+            parts.extend(as_intervals(value))
+        return Intervals(tuple(parts))
+    # x \in S
+    pieces = split_top(tokens, {"IN"})
+    if len(pieces) == 2 and len(pieces[0]) >= 1:
+        value = parse_tokens(pieces[1])
+        if isinstance(value, Items) and len(value.items) == 2 and value.brackets in ("()", "[]", "(]", "[)"):
+            return Intervals(tuple(as_intervals(value)))
+        return value
+    # \{...\}: a set
+    if tokens[0][0] == "LSET" and wraps_whole(tokens):
+        inner = tokens[1:-1]
+        items = [] if not inner else [parse_tokens(p) for p in split_top(inner, {",", ";"})]
+        return Items(tuple(items), ordered=False, brackets="{}")
+    # (a, b, ...) / [a, b): tuple, point or interval
+    if tokens[0][0] in ("(", "[") and wraps_whole(tokens):
+        inner = tokens[1:-1]
+        pieces = split_top(inner, {","})
+        if len(pieces) > 1:
+            brackets = tokens[0][0] + tokens[-1][0]
+            if len(pieces) == 2 and (brackets in ("(]", "[)") or any(is_infinite_tokens(p) for p in pieces)):
+                return Intervals((interval_from(tokens, expression(pieces[0]), expression(pieces[1])),))
+            return Items(tuple(parse_tokens(p) for p in pieces), ordered=True, brackets=brackets)
+    # a bare list: "3, 5, 7" (solutions, order-free)
+    pieces = split_top(tokens, {",", ";"})
+    if len(pieces) > 1:
+        values = [parse_tokens(p) for p in pieces if p]
+        if values and all(isinstance(v, Intervals) for v in values):
+            return Intervals(tuple(i for v in values for i in v.parts))
+        return Items(tuple(values), ordered=False, brackets="")
+    # relations
+    chain = split_top(tokens, RELATIONS)
+    if len(chain) > 1:
+        ops = [t[0] for t in tokens_at_depth0(tokens) if t[0] in RELATIONS]
+        return relation(tokens, chain, ops)
+    return Expr(expression(tokens))
+
+
+def is_infinite_tokens(tokens: list[tuple[str, str]]) -> bool:
+    return [t[0] for t in tokens if t[0] not in ("-", "+")] == ["OO"]
+
+
+def tokens_at_depth0(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out = []
+    depth = 0
+    for tok in tokens:
+        if tok[0] in OPENERS:
+            depth += 1
+        elif tok[0] in CLOSERS:
+            depth -= 1
+        elif depth == 0:
+            out.append(tok)
+    return out
+
+
+def relation(tokens: list[tuple[str, str]], chain: list[list[tuple[str, str]]], ops: list[str]) -> Value:
+    sides = [expression(p) for p in chain]
+    text = " ".join(t[1] for t in tokens)
+    if ops == ["="]:
+        return Equation(sides[0], sides[1])
+    if all(op == "=" for op in ops):
+        # "x = 2 + 3 = 5": the last side is the value
+        return Equation(sides[0], sides[-1]) if sides[0][0] == "sym" else Relation(text)
+    if "=" in ops or "!=" in ops:
+        return Relation(text)
+    # inequalities on one variable -> an interval
+    lone = [n for n, s in enumerate(sides) if s[0] == "sym"]
+    constants = all(not symbols_of(s) for n, s in enumerate(sides) if n not in lone)
+    if len(lone) != 1 or not constants:
+        return Relation(text)
+    k = lone[0]
+    lo: Node = ("neg", ("const", "oo"))
+    hi: Node = ("const", "oo")
+    lo_closed = hi_closed = False
+    for n, op in enumerate(ops):
+        left, right = sides[n], sides[n + 1]
+        # normalise to "a < b" / "a <= b"
+        if op in (">", ">="):
+            left, right = right, left
+            op = "<" if op == ">" else "<="
+        closed = op == "<="
+        if right is sides[k]:        # bound < x : a lower bound
+            lo, lo_closed = left, closed
+        elif left is sides[k]:       # x < bound : an upper bound
+            hi, hi_closed = right, closed
+        else:
+            return Relation(text)
+    if len(ops) == 2 and not (ops[0] in ("<", "<=")) == (ops[1] in ("<", "<=")):
+        return Relation(text)  # 1 < x > 2 is not an interval
+    return Intervals((Interval(lo, hi, lo_closed, hi_closed),))
+
+
+def as_intervals(value: Value) -> list[Interval]:
+    """An interval-shaped value as intervals; a 2-tuple (a, b) reads as an open interval."""
+    if isinstance(value, Intervals):
+        return list(value.parts)
+    if isinstance(value, Items) and value.ordered and len(value.items) == 2 and all(isinstance(i, Expr) for i in value.items):
+        lo, hi = value.items
+        return [Interval(lo.node, hi.node, value.brackets[0] == "[", value.brackets[1] == "]")]
+    if isinstance(value, Items) and value.brackets == "{}":
+        # a point set {a} inside a union: the degenerate closed interval [a, a]
+        out = []
+        for item in value.items:
+            if not isinstance(item, Expr):
+                raise ParseError("not an interval")
+            out.append(Interval(item.node, item.node, True, True))
+        return out
+    raise ParseError("not an interval")
+
+
+def number_value(value: Value) -> Fraction | None:
+    """The exact rational value of a plain number answer, else None."""
+    if isinstance(value, Expr):
+        from .numeric import exact_value
+        return exact_value(value.node)
+    return None

@@ -1,0 +1,65 @@
+"""Reading a pack's rows: local original-format files, or a hub dataset through `datasets`.
+
+With a data folder (--data-dir / EVALSUITE_DATA_DIR, laid out like shared/data) the files are
+read with the standard library's json and csv readers: exact for these formats, offline, and
+without the 1.5 CPU-seconds that importing `datasets` costs. Without one, `datasets` fetches
+the hub id (online users). Either way the rows come back as plain dicts in file order, so an
+item's index -- its stable id -- is the same on both paths.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from .pack import BadDataError
+
+MAX_ROWS = 1_000_000
+
+
+def require_file(data_dir: Path, relpath: str, pack: str) -> Path:
+    path = Path(data_dir) / relpath
+    if not Path(data_dir).is_dir():
+        raise BadDataError(f"{pack}: data folder {data_dir} does not exist")
+    if not path.is_file():
+        raise BadDataError(f"{pack}: expected {relpath} under the data folder {data_dir} "
+                           f"(layout: gsm8k/test.jsonl, math500/test.jsonl, agieval/*.jsonl, "
+                           f"ceval/val/*.csv, cmmlu/test/*.csv)")
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise BadDataError(f"{path}: row {n} is not valid JSON ({e.msg})") from None
+            if not isinstance(row, dict):
+                raise BadDataError(f"{path}: row {n} is not a JSON object")
+            rows.append(row)
+            if len(rows) > MAX_ROWS:
+                raise BadDataError(f"{path}: more than {MAX_ROWS} rows")
+    return rows
+
+
+def read_csv(path: Path) -> list[dict[str, Any]]:
+    # newline="" lets csv handle CRLF and line breaks inside quoted fields (C-Eval has both)
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def read_hub(hub_id: str, config: str | None, split: str) -> list[dict[str, Any]]:
+    from datasets import load_dataset  # lazy: only online users pay for it
+
+    try:
+        dataset = load_dataset(hub_id, config, split=split)
+    except Exception as e:  # offline, unknown id, ... -- say what was tried and how to go offline
+        raise BadDataError(
+            f"could not load {hub_id}{'/' + config if config else ''} [{split}] from the hub ({type(e).__name__}: {e}). "
+            f"Offline, pass --data-dir DIR (or set EVALSUITE_DATA_DIR) with the original files.") from None
+    return [dict(row) for row in dataset]

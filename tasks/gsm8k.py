@@ -1,0 +1,70 @@
+"""GSM8K (test, 1,319 grade-school maths word problems), 0-shot chat.
+
+Load: gsm8k/test.jsonl from the data folder, or openai/gsm8k from the hub.
+Prompt: the question, asking for the final number on its own line.
+Extract and grade: like lm-eval, two extractions side by side -- "strict" (the number after
+`####` or "The answer is") and "flexible" (the last number in the answer) -- stored in the
+verdict's details; the verdict itself comes from evalsuite.graders.grade, which tries the
+explicit answer formats first and falls back to the last number, saying so.
+"""
+from __future__ import annotations
+
+from ..graders import extract_gsm8k_strict, extract_last_number, grade
+from ._data import read_hub, read_jsonl, require_file
+from .pack import BadDataError, Item, LoadOptions, Pack, seeded_sample
+
+TEMPLATE = (
+    "Solve the following math word problem step by step. "
+    "At the end, write the final answer on its own line as \"The answer is N\", where N is a number.\n\n"
+    "{question}"
+)
+
+
+def gold_number(solution: str) -> str | None:
+    """GSM8K solutions end with '#### <number>'."""
+    if "####" not in solution:
+        return None
+    return solution.rsplit("####", 1)[1].strip().replace(",", "") or None
+
+
+def load(opts: LoadOptions) -> list[Item]:
+    if opts.data_dir is not None:
+        path = require_file(opts.data_dir, "gsm8k/test.jsonl", "gsm8k")
+        rows, where = read_jsonl(path), str(path)
+    else:
+        rows, where = read_hub("openai/gsm8k", "main", "test"), "openai/gsm8k"
+    items = []
+    for index, row in enumerate(rows):
+        gold = gold_number(str(row.get("answer", "")))
+        if not row.get("question") or gold is None:
+            if opts.skip_bad_rows:
+                continue
+            raise BadDataError(f"{where}: row {index + 1} has no question or no '#### answer' "
+                               f"(use --skip-bad-rows to go on without it)")
+        items.append(Item(id=f"test/{index}", subset="test", question=row["question"], gold=gold))
+    if opts.per_subset:
+        chosen = set(seeded_sample([i.id for i in items], opts.per_subset, opts.seed))
+        items = [i for i in items if i.id in chosen]
+    return items
+
+
+def prompt(item: Item) -> list[dict[str, str]]:
+    return [{"role": "user", "content": TEMPLATE.format(question=item.question)}]
+
+
+def grade_answer(item: Item, answer: str):
+    strict = extract_gsm8k_strict(answer)
+    flexible = extract_last_number(answer)
+    verdict = grade(item.gold, answer, kind="numeric")
+    details = dict(verdict.details)
+    details["strict"] = {"extracted": strict, "equal": None if strict is None else bool(grade(item.gold, strict, kind="numeric"))}
+    details["flexible"] = {"extracted": flexible, "equal": None if flexible is None else bool(grade(item.gold, flexible, kind="numeric"))}
+    return type(verdict)(equal=verdict.equal, extracted=verdict.extracted, method=verdict.method,
+                         reason=verdict.reason, extraction=verdict.extraction, details=details)
+
+
+PACK = Pack(
+    name="gsm8k", version="1", description="GSM8K test: grade-school maths word problems, numeric answers",
+    template=TEMPLATE, load=load, prompt=prompt, grade=grade_answer, subsets=("test",),
+    source="gsm8k/test.jsonl (data folder) or hub openai/gsm8k", count=1319,
+)
