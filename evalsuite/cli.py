@@ -41,7 +41,7 @@ def run(
     temperature: float = typer.Option(0.0),
     top_p: float = typer.Option(1.0),
     request_seed: Optional[int] = typer.Option(0, help="The `seed` sent with each request."),
-    max_tokens: Optional[int] = typer.Option(1024, min=1),
+    max_tokens: Optional[int] = typer.Option(None, min=1, help="Output token cap (default: the pack's, 1024 for most; 4096 for svg)."),
     stop: List[str] = typer.Option([], help="Stop sequence; repeatable."),
     reasoning_effort: Optional[str] = typer.Option(None, help="low / medium / high, for servers that take it."),
     logprobs: Optional[int] = typer.Option(None, min=0, max=20, help="Keep token logprobs with the top-K alternatives (needed by `evalsuite diff`)."),
@@ -139,6 +139,138 @@ def tasks() -> None:
 
 
 # --- analysis commands ---
+
+
+@app.command("regrade")
+def regrade_cmd(
+    run_dir: Path = typer.Argument(..., help="The run folder to re-grade (it is not modified)."),
+    data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder, to reload items (option texts) for choice packs."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the changed verdicts as JSON here."),
+) -> None:
+    """Re-grade stored answers with the current graders (no endpoint); list every changed verdict."""
+    import json
+
+    from .analysis.regrade import regrade, summarise
+    from .store import RunFolderError, load_run
+
+    try:
+        n_records = len(load_run(run_dir).records)
+        changes = regrade(run_dir, data_dir=data_dir)
+    except (RunFolderError, ValueError, KeyError) as e:
+        _fail(str(e))
+    for c in changes:
+        typer.echo(f"{c.id}\t{c.old_equal} -> {c.new_equal}\t{c.old_extracted!r} -> {c.new_extracted!r}\t[{c.new_method}] {c.reason}")
+    typer.echo(summarise(changes, n_records))
+    if json_out:
+        json_out.write_text(json.dumps([c.to_dict() for c in changes], ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+@app.command("diff")
+def diff_cmd(
+    baseline: Path = typer.Argument(..., help="The baseline run folder (e.g. speculation off)."),
+    candidate: Path = typer.Argument(..., help="The candidate run folder (e.g. speculation on)."),
+    tau: Optional[float] = typer.Option(None, help="Near-tie threshold in nats (default 0.05, or by --precision)."),
+    precision: Optional[str] = typer.Option(None, help="Set tau by engine precision: fp32, fp16, q8 (0.05), bf16 (0.15), fp8-kv (0.25)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the per-item verdicts and counts as JSON here."),
+    html: Optional[Path] = typer.Option(None, help="Write a self-contained HTML report here."),
+    fail_on: Optional[str] = typer.Option(None, help="Exit 1 when any divergence at least this bad: real, suspicious or near-tie."),
+    rescore: Optional[str] = typer.Option(None, help="Baseline endpoint URL: re-score undetermined divergences there (calls the server)."),
+) -> None:
+    """Speculation on vs off (or any serving change): identical, near-tie flip, or real divergence, per item."""
+    from .analysis.diff import diff_main
+
+    raise typer.Exit(diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_out, html_path=html,
+                               fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo))
+
+
+@app.command()
+def lossless(
+    pack: str = typer.Argument(..., help="Pack or preset name."),
+    baseline_endpoint: str = typer.Option(..., help="Base URL of the reference server (e.g. speculation off)."),
+    candidate_endpoint: str = typer.Option(..., help="Base URL of the server under test (e.g. speculation on)."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N items."),
+    subset: Optional[str] = typer.Option(None, help="Comma-separated subsets of the pack."),
+    data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder laid out like shared/data."),
+    model: Optional[str] = typer.Option(None, help="Model id to request (default: each endpoint's first)."),
+    api: str = typer.Option("chat", help="chat or completions (completions makes --rescore exact)."),
+    max_tokens: int = typer.Option(512, min=1),
+    logprobs: int = typer.Option(5, min=1, max=20, help="Top-K logprobs kept per token."),
+    extra_body: Optional[str] = typer.Option(None, help="JSON object sent with every request to both servers."),
+    concurrency: int = typer.Option(1, min=1, help="Requests in flight per endpoint. 1 keeps batching from changing the numbers."),
+    timeout: float = typer.Option(600.0),
+    stream: bool = typer.Option(True, help="--no-stream for servers whose streams lack usage."),
+    run_dir: Optional[Path] = typer.Option(None, help="Folder for the two runs (default results/lossless-<pack>-<time>)."),
+    tau: Optional[float] = typer.Option(None, help="Near-tie threshold in nats (default 0.05, or by --precision)."),
+    precision: Optional[str] = typer.Option(None, help="fp32, fp16, q8, bf16 or fp8-kv: sets tau."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the diff as JSON here."),
+    html: Optional[Path] = typer.Option(None, help="Write the HTML report here."),
+    fail_on: Optional[str] = typer.Option(None, help="Exit 1 on: real, suspicious or near-tie."),
+    rescore: bool = typer.Option(False, help="Re-score undetermined divergences on the baseline endpoint."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Run a pack on a baseline and a candidate endpoint with logprobs, then diff them."""
+    from .lossless import LosslessSettings, lossless_main
+
+    raise typer.Exit(lossless_main(LosslessSettings(
+        pack=pack, baseline_endpoint=baseline_endpoint, candidate_endpoint=candidate_endpoint, limit=limit,
+        subsets=tuple(s.strip() for s in subset.split(",") if s.strip()) if subset else (), data_dir=data_dir,
+        model=model, api=api, max_tokens=max_tokens, logprobs=logprobs, extra_body=extra_body,
+        concurrency=concurrency, timeout=timeout, stream=stream, run_dir=run_dir, tau=tau, precision=precision,
+        json_path=json_out, html_path=html, fail_on=fail_on, rescore=rescore, quiet=quiet,
+        argv=tuple(["evalsuite"] + sys.argv[1:])), echo=typer.echo))
+
+
+@app.command("svg-render")
+def svg_render(
+    run_dir: Path = typer.Argument(..., help="A run folder of the svg pack."),
+    size: int = typer.Option(512, min=16, max=4096, help="Width and height of each PNG."),
+    timeout: float = typer.Option(20.0, help="Seconds one render may take."),
+    force: bool = typer.Option(False, help="Render again even where RUN/renders/ has a PNG."),
+    judge_endpoint: Optional[str] = typer.Option(None, help="Also ask this OpenAI-compatible endpoint to score each SVG (writes RUN/judge.jsonl)."),
+    judge_model: Optional[str] = typer.Option(None, help="Judge model id (default: the first one the judge endpoint lists)."),
+    judge_api_key_env: str = typer.Option("OPENAI_API_KEY", help="Environment variable holding the judge's API key."),
+) -> None:
+    """Render each SVG answer safely to RUN/renders/<id>.png (and optionally judge it)."""
+    import os
+
+    from .store import RunFolderError
+    from .svg_render import render_run
+
+    try:
+        entries = render_run(run_dir, size=size, timeout_s=timeout, force=force)
+    except (RunFolderError, ValueError) as e:
+        _fail(str(e))
+    counts: dict = {}
+    for e in entries:
+        counts[e.status] = counts.get(e.status, 0) + 1
+    blank = sum(1 for e in entries if e.blank)
+    typer.echo(f"{run_dir}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + f"; {blank} blank")
+    if judge_endpoint:
+        from .svg_judge import judge_run
+
+        results = judge_run(run_dir, judge_endpoint, judge_model, api_key=os.environ.get(judge_api_key_env))
+        scored = [r.score for r in results if r.score is not None]
+        mean = f"{sum(scored) / len(scored):.2f}" if scored else "—"
+        typer.echo(f"judge: {len(scored)}/{len(results)} scored, mean {mean} -> {run_dir / 'judge.jsonl'}")
+
+
+@app.command()
+def gallery(
+    run_dirs: List[Path] = typer.Argument(..., help="Run folders of the svg pack, shown side by side."),
+    output: Path = typer.Option(Path("gallery.html"), "--output", "-o", help="The HTML file to write."),
+    render: bool = typer.Option(True, help="Render missing PNGs into each RUN/renders/ first (--no-render: use what is there)."),
+    size: int = typer.Option(512, min=16, max=4096),
+    timeout: float = typer.Option(20.0, help="Seconds one render may take."),
+) -> None:
+    """One self-contained HTML page: each prompt, every run's render, stats and rule checks."""
+    from .analysis.gallery import write_gallery
+    from .store import RunFolderError
+
+    try:
+        path = write_gallery(run_dirs, output, render=render, size=size, timeout_s=timeout)
+    except (RunFolderError, ValueError) as e:
+        _fail(str(e))
+    typer.echo(f"wrote {path}")
 
 
 @app.command()

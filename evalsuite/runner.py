@@ -75,12 +75,14 @@ def load_items(settings: RunSettings):
         raise UsageError(str(e)) from None
     if settings.limit is not None:
         items = items[: settings.limit]
+    if settings.decoding.max_tokens is None:  # the pack's default, recorded in the manifest like any setting
+        settings = replace(settings, decoding=replace(settings.decoding, max_tokens=pack.max_tokens))
     if not items:
         raise UsageError(f"{settings.pack}: no items to run (check --subset / --limit)")
     ids = [i.id for i in items]
     if len(set(ids)) != len(ids):
         raise UsageError(f"{settings.pack}: item ids are not unique")
-    return pack, items
+    return pack, items, settings
 
 
 def build_request(pack, item, api: str) -> Request:
@@ -411,7 +413,7 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
 
 
 async def _run_async(settings: RunSettings) -> int:
-    pack, items = load_items(settings)
+    pack, items, settings = load_items(settings)
     api_key = os.environ.get(settings.api_key_env or "OPENAI_API_KEY")
     endpoints = [Endpoint(url, api_key, settings.timeout, settings.api, settings.stream) for url in settings.endpoints]
     try:

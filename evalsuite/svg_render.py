@@ -41,6 +41,8 @@ EMPTY_SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg
 
 _URL_FUNCTION = re.compile(r"url\(\s*(['\"]?)(.*?)\1\s*\)", re.IGNORECASE | re.DOTALL)
 _IMPORT = re.compile(r"@import\b[^;]*;?", re.IGNORECASE)
+# elements whose whole job is to draw what their href points at
+_DRAWS_ITS_REFERENCE = ("image", "use", "feImage", "tref")
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*")
 
 
@@ -101,12 +103,11 @@ def _strip_urls(text: str, where: str, refused: list[str]) -> str:
         refused.append(f"{where}: url({m.group(2)[:200]})")
         return "none"
 
-    text = _URL_FUNCTION.sub(replace, text)
-    if where.startswith("<style>"):
+    if where == "<style>":
         for m in _IMPORT.finditer(text):
             refused.append(f"{where}: {m.group(0)[:200]}")
         text = _IMPORT.sub("", text)
-    return text
+    return _URL_FUNCTION.sub(replace, text)
 
 
 def strip_external_references(root: Element) -> list[str]:
@@ -116,9 +117,15 @@ def strip_external_references(root: Element) -> list[str]:
     refused: list[str] = []
     for parent in list(root.iter()):
         for child in list(parent):
-            if local_name(child.tag) in ("script", "foreignObject"):
+            name = local_name(child.tag)
+            if name in ("script", "foreignObject"):
                 parent.remove(child)
-                refused.append(f"<{local_name(child.tag)}> element removed")
+                refused.append(f"<{name}> element removed")
+            elif name in _DRAWS_ITS_REFERENCE:
+                bad = [v for a, v in child.attrib.items() if local_name(a) in ("href", "src") and not allowed_reference(v)]
+                if bad:  # without its reference it draws nothing: drop it rather than let it resolve ""
+                    parent.remove(child)
+                    refused.append(f"<{name}> removed: {bad[0][:200]}")
     for el in root.iter():
         name = local_name(el.tag) or "?"
         for attr, value in list(el.attrib.items()):

@@ -140,26 +140,32 @@ def _read_group(text: str, pos: int, valid: str) -> _Read | None:
 
 _ZH_CUE = re.compile(
     r"(?<![不非未别勿])"
-    r"(?:正确答案|最终答案|参考答案|标准答案|答案|正确选项|最佳选项|正确的选项|正确的是|应当选|应该选|应选|故选|所以选|因此选|"
-    r"综上选|我选|本题选|选择|选)"
-    r"\s*(?:应该|应当|应|就|也)?\s*(?:是|为|选|选择)?\s*[:：]?\s*(?:选项|选)?\s*"
+    r"(?:(?:正确答案|最终答案|参考答案|标准答案|答案|正确选项|最佳选项|正确的选项|正确的是|应当选|应该选|应选|故选|"
+    r"所以选|因此选|综上选|我选|本题选|选)择?|答(?=\s*[:：]))"
+    r"\s*[】\]]?\s*(?:应该|应当|应|就|也)?\s*(?:是|为|选|选择)?\s*[:：]?\s*(?:选项|选)?\s*"
 )
 _EN_CUE = re.compile(
-    r"\b(?:(?:the\s+)?(?:correct|right|final|best|most\s+likely|only\s+correct|true)?\s*"
-    r"(?:answer|option|choice)s?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be|[:=])"
-    r"|i\s+(?:would\s+|will\s+|'d\s+)?(?:choose|pick|select|go\s+with)"
-    r"|(?:therefore|thus|hence|so)\s*,?\s*(?:the\s+answer\s+is\s*)?(?=\s*(?:option\s+)?\(?[A-J]\)?\s*(?:[.。!]|$)))"
-    r"\s*:?\s*(?:option|choice|letter|answer)?\s*:?\s*",
+    r"\b(?:"
+    r"(?:the\s+)?(?:correct|right|final|best|most\s+likely|only\s+correct|true)?\s*"
+    r"(?:answer|option|choice)s?(?:\s+here)?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be)"
+    r"|(?:final\s+|correct\s+)?answers?\s*[:=]|correct\s+(?:option|choice)\s*[:=]"
+    r"|i(?:\s+would|\s+will|'d)?\s+(?:choose|pick|select|go\s+with)"
+    r"|(?:therefore|thus|hence|so)\s*,?(?=\s*(?:option\s+)?\(?[A-J]\)?\s*(?:[.。!]|$))"
+    r")\s*:?\s*(?:option|choice|letter|answer)?\s*:?\s*",
     re.IGNORECASE,
 )
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]{0,200})\}")
 _OPTION_CORRECT = re.compile(
-    r"(?:选项|option\s*)?(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])\s*(?:项|选项)?\s*(?:的)?(?:说法|表述)?\s*"
-    r"(?:正确|是正确的|是对的|符合题意|(?:is|are)\s+(?:the\s+)?(?:correct|right|true|best)\b)",
+    r"(?:选项|option\s*|options\s*)?(?<![A-Za-z0-9])([A-J](?:\s*(?:[、,/]|and|和|与|及)\s*[A-J])*)(?![A-Za-z0-9])"
+    r"\s*(?:两项|三项|四项|项|选项)?\s*(?:的)?(?:说法|表述)?\s*(?:也|均|都|both)?\s*"
+    r"(?:正确|是正确的|是对的|符合题意|(?:is|are)\s+(?:both\s+|all\s+)?(?:the\s+)?(?:correct|right|true|best)\b)",
 )
 _NEGATED = re.compile(r"(?:not|n't|不是|不选|排除|非|除了|except|rather\s+than|instead\s+of)\s*(?:option\s*|选项)?\(?$",
                       re.IGNORECASE)
-_ARTICLE = re.compile(r"A\s+[a-z]")
+# "首先分析A选项", "let us check option B": a letter being examined, not chosen
+_EXAMINING = re.compile(r"(?:分析|先看|再看|来看|考虑|检查|consider|check|look\s+at|examine|evaluate|start\s+with)"
+                        r"\s*(?:一下)?\s*(?:选项|option)?\s*\(?$", re.IGNORECASE)
+_ARTICLE = re.compile(r"A\s+(?!(?:or|and|nor|is|was|are|to|vs)\b)[a-z]")
 
 
 def _valid_letters(choices: Sequence[str]) -> str:
@@ -177,8 +183,11 @@ def _option_text_letter(segment: str, choices: Sequence[str]) -> str | None:
     if not choices:
         return None
     haystack = _option_key(segment)
-    found = {LETTERS[i]: key for i, key in ((i, _option_key(c)) for i, c in enumerate(choices))
-             if len(key) >= MIN_OPTION_TEXT and key in haystack}
+    keys = [_option_key(c) for c in choices]
+    exact = [LETTERS[i] for i, key in enumerate(keys) if key and key == haystack]
+    if len(exact) == 1:
+        return exact[0]
+    found = {LETTERS[i]: key for i, key in enumerate(keys) if len(key) >= MIN_OPTION_TEXT and key in haystack}
     # drop options whose text is part of another found option's text ("土地" inside "土地改革")
     kept = [letter for letter, key in found.items()
             if not any(key != other and key in other for other in found.values())]
@@ -214,30 +223,43 @@ def _rule_boxed(text: str, valid: str) -> Decision | None:
 
 def _rule_answer_cue(text: str, valid: str, choices: Sequence[str]) -> Decision | None:
     cues = sorted(list(_ZH_CUE.finditer(text)) + list(_EN_CUE.finditer(text)), key=lambda m: m.end())
+    reads = []  # (cue match, letters read) from the last cue backwards, while they follow each other
     for match in reversed(cues):
         if match.end() == match.start():
             continue
         read = _read_group(text, match.end(), valid)
-        if read is not None:
-            decision = _decide(read, "answer-cue", _snippet(text, match.start(), read.end + 1))
-            later = _lone_letter_line_after(text, read.end, valid)
-            if decision[0] is not None and later is not None and later != decision[0]:
-                return None, (f"ambiguous: answer-cue says {decision[0]} "
-                              f"but a later line says {later}")
-            return decision
-        out_of_range = re.match(r"[(\[]?([A-Z])(?![A-Za-z0-9])", text[match.end():])
-        if out_of_range and out_of_range.group(1) in LETTERS[len(valid):]:
-            return None, f"answer-cue names letter {out_of_range.group(1)} outside {valid[0]}-{valid[-1]}"
-        tail = text[match.end(): match.end() + 300].split("\n")[0]
-        letter = _option_text_letter(tail, choices)
-        if letter is not None:
-            return letter, f"answer-cue + option text: {_snippet(text, match.start(), match.end() + 60)!r}"
-    return None
+        if read is None and not reads:
+            out_of_range = re.match(r"[(\[]?([A-Z])(?![A-Za-z0-9])", text[match.end():])
+            if out_of_range and out_of_range.group(1) in LETTERS[len(valid):]:
+                return None, f"answer-cue names letter {out_of_range.group(1)} outside {valid[0]}-{valid[-1]}"
+            tail = text[match.end(): match.end() + 300].split("\n")[0]
+            letter = _option_text_letter(tail, choices)
+            if letter is not None:
+                return letter, f"answer-cue + option text: {_snippet(text, match.start(), match.end() + 60)!r}"
+            continue
+        if read is None:
+            continue
+        if reads:
+            # an earlier cue right before the last one ("答案：A 答案：B") is a second final answer
+            between = text[read.end: reads[0][0].start()]
+            if not re.sub(r"[\s。.,，;；!！)）]", "", between) and read.letters != reads[0][1].letters:
+                return None, (f"ambiguous: two final answers {read.letters} and {reads[0][1].letters}: "
+                              f"{_snippet(text, match.start(), reads[0][1].end + 1)!r}")
+            break
+        reads.append((match, read))
+    if not reads:
+        return None
+    match, read = reads[0]
+    decision = _decide(read, "answer-cue", _snippet(text, match.start(), read.end + 1))
+    later = _lone_letter_line_after(text, read.end, valid)
+    if decision[0] is not None and later is not None and later != decision[0]:
+        return None, f"ambiguous: answer-cue says {decision[0]} but a later line says {later}"
+    return decision
 
 
 def _lone_letter_line_after(text: str, pos: int, valid: str) -> str | None:
     """A later line holding nothing but a letter ("…the answer is A.\\n\\nB")."""
-    for line in _lines(text[pos:])[1:] if "\n" in text[pos:] else []:
+    for line in _lines(text[pos:].split("\n", 1)[1]) if "\n" in text[pos:] else []:
         read = _read_group(line + "\n", 0, valid)
         if read is not None and not line[read.end:].strip(" .)）]"):
             return read.letters
@@ -247,8 +269,9 @@ def _lone_letter_line_after(text: str, pos: int, valid: str) -> str | None:
 def _rule_option_correct(text: str, valid: str, n_gold: int) -> Decision | None:
     letters = []
     for match in _OPTION_CORRECT.finditer(text):
-        if match.group(1) in valid and not _NEGATED.search(text[max(0, match.start() - 12): match.start()]):
-            letters.append(match.group(1))
+        named = re.findall(r"[A-J]", match.group(1))
+        if all(c in valid for c in named) and not _NEGATED.search(text[max(0, match.start() - 12): match.start()]):
+            letters.extend(named)
     if not letters:
         return None
     distinct = "".join(sorted(set(letters)))
@@ -257,8 +280,19 @@ def _rule_option_correct(text: str, valid: str, n_gold: int) -> Decision | None:
     return distinct, f"option-correct: {', '.join(letters)} called correct"
 
 
+def _ends_with_option_list(lines: list[str], valid: str) -> bool:
+    """The text ends by listing options ("…\nC. 劳动力\nD. 资金"): its last line is no answer."""
+    if len(lines) < 2:
+        return False
+    heads = [_read_group(line + "\n", 0, valid) for line in lines[-2:]]
+    return all(h is not None for h in heads) and heads[0].letters != heads[1].letters and all(
+        line[h.end:].strip() for line, h in zip(lines[-2:], heads))
+
+
 def _rule_leading_letter(text: str, valid: str) -> Decision | None:
     lines = _lines(text)
+    if _ends_with_option_list(lines, valid):
+        lines = lines[:1]
     for line in ([lines[-1], lines[0]] if len(lines) > 1 else lines):
         if _ARTICLE.match(line) or _NEGATED.match(line):
             continue
@@ -266,14 +300,14 @@ def _rule_leading_letter(text: str, valid: str) -> Decision | None:
         if read is None:
             continue
         rest = line[read.end:]
-        if rest.strip() == "" or re.match(r"\s*[)\]】.:、．]|\s+\S", rest) and not re.match(r"\s+(?:is|are|was|were|和|或|or|and)\b", rest):
+        if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(r"\s+(?:is|are|was|were|和|或|or|and)\b", rest):
             return _decide(read, "leading-letter", line[:80])
     return None
 
 
 def _rule_option_text(text: str, choices: Sequence[str]) -> Decision | None:
     lines = _lines(text)
-    if not lines:
+    if not lines or _ends_with_option_list(lines, _valid_letters(choices)):
         return None
     letter = _option_text_letter(lines[-1], choices)
     if letter is None:
@@ -283,13 +317,14 @@ def _rule_option_text(text: str, choices: Sequence[str]) -> Decision | None:
 
 def _rule_lone_letter(text: str, valid: str) -> Decision | None:
     lines = _lines(text)
-    if not lines:
+    if not lines or _ends_with_option_list(lines, valid):
         return None
     line = lines[-1]
     found = []
     for match in re.finditer(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])", line):
         letter = match.group(1)
-        if letter not in valid or _NEGATED.search(line[max(0, match.start() - 12): match.start()]):
+        before = line[max(0, match.start() - 16): match.start()]
+        if letter not in valid or _NEGATED.search(before) or _EXAMINING.search(before):
             continue
         if letter == "A" and _ARTICLE.match(line, match.start()):
             continue

@@ -38,10 +38,12 @@ UNIT_WORDS = (
 UNIT_RE = re.compile(
     r"(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")(?:\^\{?[23]\}?|[23])?\.?\s*$")
 ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|千米|公里|千克|克|斤|岁|天|人|本|次|分钟|小时|秒|度|平方米|立方米|平方厘米|辆|张|块|条|件|名|支|页|棵|头|道|组|种|倍|年|月|周)\s*$")
-TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}")
-SPACING_RE = re.compile(r"\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
+TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")
+SPACING_RE = re.compile(r"(?<!\\)\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
 DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\{\s*o\s*\}")
 THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+TIME_OF_DAY_RE = re.compile(r"^(\d{1,2}):(\d{2})\s*(?:([apAP])\.?\s*[mM]\.?)?$")
+MIXED_RE = re.compile(r"^(-?)(\d+)\s*(?:\\frac\s*\{(\d+)\}\s*\{(\d+)\}|\s(\d+)/(\d+))$")
 SPACE_THOUSANDS_RE = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 
 
@@ -70,7 +72,13 @@ def normalise(answer: str) -> Normalised:
     """Normalise one extracted answer (not a whole response)."""
     text = unicode_to_latex(answer)
     text = strip_math_delimiters(text)
+    time = TIME_OF_DAY_RE.match(text)
+    if time:  # before unit stripping, which would read the m of "p.m." as metres
+        meridiem = f" {time.group(3).lower()}m" if time.group(3) else ""
+        return Normalised(f"{int(time.group(1))}:{time.group(2)}{meridiem}")
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
+    text = re.sub(r"(\d),\s*\\!\s*(?=\d)", r"\1,", text)  # 10,\!080 and 11,\! 111
+    text = text.replace("\\!", "")
     text = SPACING_RE.sub(" ", text)
     text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
     text = DEGREE_RE.sub(" ", text)
@@ -86,7 +94,8 @@ def normalise(answer: str) -> Normalised:
         if before and re.fullmatch(r"[A-Za-z][A-Za-z/. ]*", inner) and (before[-1].isdigit() or before[-1] in "})."):
             unit = inner
             return " "
-        return " " + inner + " " if before else inner
+        power = m.group(2) or ""
+        return (" " + inner + power + " ") if before else inner + power
     for _ in range(3):  # nested \text{\textbf{..}}
         new = TEXT_CMD_RE.sub(text_cmd, text)
         if new == text:
@@ -94,7 +103,7 @@ def normalise(answer: str) -> Normalised:
         text = new
     text = text.strip()
     text = re.sub(r"\s+(?:or|and)\s+", ",", text)
-    text = re.sub(r"[\s.;:,。!]+$", "", text) if not re.search(r"\d\.$", text) else text[:-1]
+    text = re.sub(r"[\s.;:,。]+$", "", text) if not re.search(r"\d\.$", text) else text[:-1]
     text = re.sub(r"^(?:is|are|=|:)\s*", "", text).strip()
     # units and money
     percent = False
@@ -119,10 +128,15 @@ def normalise(answer: str) -> Normalised:
     if SPACE_THOUSANDS_RE.match(text):
         text = text.replace(" ", "")
     text = re.sub(r"\s+", " ", text).strip()
+    # mixed numbers: 1\frac{4}{5}, 137 \frac{1}{2}, 1 1/2 (a whole answer only)
+    m = MIXED_RE.match(text)
+    if m:
+        sign, whole, num, den = m.group(1), m.group(2), m.group(3) or m.group(5), m.group(4) or m.group(6)
+        text = f"{sign}({whole}+{num}/{den})"
     return Normalised(text, percent, unit)
 
 
 def plain_key(text: str) -> str:
-    """A loose string key for the 'normalised' method: no spaces or braces (case kept:
-    R and r are different variables)."""
-    return re.sub(r"[\s{}]", "", text)
+    """The key for the 'normalised' method: the normalised text without spaces (braces and
+    case kept: \\frac9{19} is not \\frac{9}{1}9, and R is not r)."""
+    return re.sub(r"\s", "", text)

@@ -7,7 +7,8 @@ decided here in microseconds; only what these cannot settle goes to the sympy wo
 Tolerance (documented in docs/graders.md): two values that are both exact rationals must
 be equal exactly (10000 vs 10001 is wrong, however close). A decimal is accepted for a
 value it cannot write exactly (1/3, sqrt(2), pi) when the relative difference is at most
-FLOAT_REL_TOL.
+FLOAT_REL_TOL and the decimal is written to at least MIN_DECIMAL_DIGITS significant
+digits (a rounded 3.14 or 37.7 is not accepted for pi or 12 pi).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .parse import MAX_EXPONENT, MAX_RESULT_DIGITS, Node, constant_value
 
 FLOAT_REL_TOL = 1e-4        # decimal answer vs an irrational / non-terminating gold
 SAME_DOUBLE_REL_TOL = 1e-9  # two closed forms whose doubles agree this well go to sympy to confirm
+MIN_DECIMAL_DIGITS = 4      # 37.7 is not 12*pi; 0.3333 is 1/3
 CLEARLY_DIFFERENT = 1e-6    # doubles further apart than this: unequal without sympy
 
 
@@ -70,17 +72,24 @@ def _exact(node: Node) -> Fraction:
     raise NotExact
 
 
-def has_decimal(node: Node) -> bool:
+def decimal_digits(node: Node) -> int:
+    """The fewest significant digits of any decimal literal in the AST; 0 if none."""
     if node[0] == "num":
         return node[2]
-    for part in node[1:]:
-        if isinstance(part, tuple) and part:
-            if isinstance(part[0], str):
-                if has_decimal(part):
-                    return True
-            elif any(has_decimal(p) for p in part):
-                return True
-    return False
+    found = [d for part in node[1:] if isinstance(part, tuple) and part
+             for d in ([decimal_digits(part)] if isinstance(part[0], str) else [decimal_digits(p) for p in part])
+             if d]
+    return min(found) if found else 0
+
+
+def has_decimal(node: Node) -> bool:
+    return decimal_digits(node) > 0
+
+
+def close_enough(gold: Node, answer: Node, diff: float) -> bool:
+    """The decimal tolerance rule: within FLOAT_REL_TOL and written to MIN_DECIMAL_DIGITS."""
+    digits = [d for d in (decimal_digits(gold), decimal_digits(answer)) if d]
+    return diff <= FLOAT_REL_TOL and bool(digits) and min(digits) >= MIN_DECIMAL_DIGITS
 
 
 def terminating(value: Fraction) -> bool:
@@ -109,7 +118,7 @@ def compare_numbers(gold: Node, answer: Node) -> tuple[bool | None, str]:
         decimal_side = has_decimal(answer) or has_decimal(gold)
         if decimal_side and not (terminating(g_exact) and terminating(a_exact)):
             diff = rel_diff(complex(g_exact), complex(a_exact))
-            if diff <= FLOAT_REL_TOL:
+            if close_enough(gold, answer, diff):
                 return True, f"decimal within relative {FLOAT_REL_TOL:g} of {g_exact} (diff {diff:.1e})"
         return False, f"different numbers ({g_exact} vs {a_exact})"
     g_float, a_float = constant_value(gold), constant_value(answer)
@@ -123,7 +132,7 @@ def compare_numbers(gold: Node, answer: Node) -> tuple[bool | None, str]:
         return False, "infinite vs different value"
     diff = rel_diff(g_float, a_float)
     if has_decimal(answer) or has_decimal(gold):
-        if diff <= FLOAT_REL_TOL:
+        if close_enough(gold, answer, diff):
             return True, f"decimal within relative {FLOAT_REL_TOL:g} of the exact value (diff {diff:.1e})"
         return False, f"numerically different ({_show(g_float)} vs {_show(a_float)})"
     if diff > CLEARLY_DIFFERENT:

@@ -4,7 +4,7 @@ Model output is untrusted, so nothing here calls eval, sympify or parse_expr (th
 Python). The tokenizer accepts a whitelist of tokens; the recursive-descent parser builds
 tuples that only the code in this package interprets:
 
-    ("num", Fraction, is_decimal)   ("sym", name)        ("const", "pi"|"e"|"i"|"oo")
+    ("num", Fraction, decimal_digits)  -- significant digits of a decimal literal, 0 if exact   ("sym", name)        ("const", "pi"|"e"|"i"|"oo")
     ("add", (a, b, ...))            ("mul", (a, ...))    ("div", a, b)
     ("pow", base, exponent)         ("neg", a)           ("func", name, (args...))
     ("fact", a)                     ("pm", a, b)         -- a ± b, expanded by the caller
@@ -259,7 +259,11 @@ class Parser:
         raise ParseError("missing argument")
 
     def number(self, text: str) -> Node:
-        return self.node("num", Fraction(text), ("." in text or "e" in text.lower()))
+        # the third field: significant digits written, for decimals ("0.3333" -> 4); 0 otherwise
+        if "." in text or "e" in text.lower():
+            mantissa = text.lower().split("e")[0].replace(".", "").lstrip("0")
+            return self.node("num", Fraction(text), max(len(mantissa), 1))
+        return self.node("num", Fraction(text), 0)
 
     def atom(self) -> Node:
         kind, text = self.take()

@@ -146,14 +146,16 @@ class Pool:
 
 
 _POOL: Pool | None = None
+_POOL_PID: int | None = None
 _POOL_LOCK = threading.Lock()
 
 
 def pool() -> Pool:
-    global _POOL
+    """The process-wide pool; a forked child gets its own (pipes are not shared)."""
+    global _POOL, _POOL_PID
     with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = Pool()
+        if _POOL is None or _POOL_PID != os.getpid():
+            _POOL, _POOL_PID = Pool(), os.getpid()
             atexit.register(_POOL.close)
         return _POOL
 

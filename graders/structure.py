@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Union
 
-from .parse import (MAX_TEXT, Node, Parser, ParseError, TooBig, constant_value, symbols_of,
+from .parse import (MAX_TEXT, Node, Parser, ParseError, TooBig, symbols_of,
                     tokenize)
 
 

@@ -433,6 +433,8 @@ class Rule:
 
     def describe(self) -> str:
         if self.kind == "count":
+            if self.op == "==" and self.value == 0:
+                return f"no <{self.name}>"
             return {"==": "exactly", ">=": "at least", "<=": "at most"}[self.op] + f" {self.value:g} <{self.name}>"
         if self.kind == "stat":
             return f"{self.name} {self.op} {self.value:g}"
@@ -537,7 +539,7 @@ def grade_svg(answer: str | None, rules: Sequence[Rule] = ()) -> Verdict:
     None: no SVG in the answer (the runner records it as 'unextracted').
 
     `extracted` is the SVG document as written (None when none, or over the byte cap).
-    Rule checks are exact decisions, so the method is "exact" (not a rescue).
+    Rule checks are exact decisions: the method is "rules" (not a rescue).
     """
     a = analyse_svg(answer, rules)
     ex = a.extraction
@@ -549,12 +551,12 @@ def grade_svg(answer: str | None, rules: Sequence[Rule] = ()) -> Verdict:
     assert a.validation is not None
     if not a.validation.ok:
         errors = list(a.validation.errors)
-        return Verdict(False, kept, "exact", "invalid SVG: " + "; ".join(errors), extraction_label,
+        return Verdict(False, kept, "rules", "invalid SVG: " + "; ".join(errors), extraction_label,
                        {**base, "valid": False, "errors": errors})
     details = {**base, "valid": True, "stats": a.stats, "rules": list(a.rules)}
     failed = a.failed_rules
     if failed:
-        return Verdict(False, kept, "exact", "requirement not met: " + "; ".join(failed),
+        return Verdict(False, kept, "rules", "requirement not met: " + "; ".join(failed),
                        extraction_label, details)
     reason = f"valid SVG; all {len(a.rules)} requirement(s) met" if a.rules else "valid SVG"
-    return Verdict(True, kept, "exact", reason, extraction_label, details)
+    return Verdict(True, kept, "rules", reason, extraction_label, details)

@@ -15,6 +15,7 @@ METHODS = (
     "set",          # equal as sets, tuples, lists or matrices
     "fuzzy",        # rapidfuzz score over the threshold
     "choice",       # choice letters
+    "rules",        # rule checks a pack decides itself (e.g. an SVG's stated requirements)
     "none",         # nothing decided (no answer, undecidable, timed out)
 )
 
@@ -41,7 +42,7 @@ class Verdict:
     @property
     def rescued(self) -> bool:
         """Accepted by a rule looser than string equality: list these for audit."""
-        return bool(self.equal) and self.method not in ("exact", "normalised", "choice")
+        return bool(self.equal) and self.method not in ("exact", "normalised", "choice", "rules")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -60,6 +60,7 @@ class Pack:
     source: str = ""                                     # where the data comes from (hub id / files)
     count: int | None = None                             # items in the full split, for `evalsuite tasks`
     system: str | None = None
+    max_tokens: int = 1024                               # default --max-tokens for this pack
 
     def template_hash(self, fewshot: int = 0) -> str:
         return hashlib.sha256(f"{self.template}\x00fewshot={fewshot}".encode()).hexdigest()[:16]

@@ -153,6 +153,7 @@ PACK = Pack(
     description="SVG generation (pelican on a bicycle, objects, scenes, icons, charts): "
                 "valid-SVG and rule checks, stats, renders and a gallery",
     template=TEMPLATE,
+    max_tokens=RECOMMENDED_DECODING["max_tokens"],
     load=load,
     prompt=prompt,
     grade=grade,

@@ -174,7 +174,7 @@ def token_stats(records: Sequence[Mapping[str, Any]]) -> TokenStats:
     elif sources["derived"]:
         source, how = "derived", DERIVED_HOW
     else:
-        source, how = "none", "no reasoning in the records"
+        source, how = "none", "none: no reasoning in the records"
     reasoning_total = sum(t for t, _ in reasoning_pairs)
     reasoning_completion = sum(c for _, c in reasoning_pairs)
     decode_tokens = decode_seconds = 0.0
@@ -399,15 +399,20 @@ def speed_words(a: RunStats, b: RunStats) -> str | None:
     time_ratio = (tb.tts_mean or 0) / ta.tts_mean if ta.tts_mean else None
     if time_ratio is None:
         return None
+    token_ratio = tb.out_mean / ta.out_mean if ta.out_mean and tb.out_mean is not None else None
+    decode_ratio = tb.decode_tps / ta.decode_tps if ta.decode_tps and tb.decode_tps else None
+    if all(x is None or abs(x - 1) < 0.01 for x in (time_ratio, token_ratio, decode_ratio)):
+        return None   # same speed, same length: nothing worth a word
     parts = []
-    if ta.decode_tps and tb.decode_tps:
-        change = tb.decode_tps / ta.decode_tps - 1
+    decode_differs = decode_ratio is not None and abs(decode_ratio - 1) >= 0.01
+    if decode_differs:
+        change = decode_ratio - 1
         parts.append(f"decodes {abs(change) * 100:.0f}% {'faster' if change >= 0 else 'slower'}")
-    if ta.out_mean and tb.out_mean is not None:
-        parts.append(f"writes {fmt_ratio(tb.out_mean / ta.out_mean)} the tokens")
+    if token_ratio is not None:
+        parts.append(f"writes {fmt_ratio(token_ratio)} the tokens")
     pace = "slower" if time_ratio > 1 else "faster"
     # "but" when the decode rate points one way and the time to solve the other
-    conflict = bool(ta.decode_tps and tb.decode_tps and (tb.decode_tps > ta.decode_tps) == (time_ratio > 1))
+    conflict = decode_differs and (decode_ratio > 1) == (time_ratio > 1)
     head = f"{b.name} " + ((" but " if conflict else " and ").join(parts) if parts else "")
     return f"{head}: {fmt_ratio(time_ratio)} the time per item ({pace} to solve)".replace(" :", ":")
 
@@ -422,6 +427,9 @@ def verdict_line(cmp: Comparison) -> str:
     for pair, b in zip(cmp.pairs, cmp.runs[1:]):
         m = pair.mcnemar
         delta = pair.delta_pp
+        if m.n_pairs == 0:
+            parts.append(f"{pair.b} vs {pair.a}: nothing to compare (every item errored in one run or the other)")
+            continue
         stats = (f"{delta:+.1f} pp on {m.n_pairs} paired items, only {pair.a} right {m.b}, only {pair.b} right {m.c}, "
                  f"p={fmt_p(m.p)}" if delta is not None else "no paired items")
         if delta is not None and m.significant(cmp.alpha) and m.b != m.c:
@@ -449,7 +457,7 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def accuracy_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     headers = ["run", "items", "correct", "wrong", "unextr.", "trunc.", "errors", "accuracy", "95% CI (Wilson)",
-               "Δ vs first", "A-only (b)", "B-only (c)", "McNemar p", "paired", "errors excl."]
+               "Δ vs first", "b: first only", "c: this only", "McNemar p", "paired", "errors excl."]
     rows = []
     for i, r in enumerate(cmp.runs):
         lo, hi = r.ci95
@@ -510,7 +518,7 @@ def reasoning_notes(cmp: Comparison) -> list[str]:
     notes = []
     for r in cmp.runs:
         t = r.tokens
-        notes.append(f"{r.name}: reasoning tokens from {t.reasoning_how}"
+        notes.append(f"{r.name}: reasoning tokens: {t.reasoning_how}"
                      + (f"; {t.usage_missing} records without usage left out of token figures" if t.usage_missing else ""))
     notes.append("decode tok/s = Σ completion_tokens ÷ Σ (total_s − ttft_s); time/item = timing.total_s "
                  "(request sent to last token); correct/1k tok = correct answers per 1,000 output tokens")

@@ -34,6 +34,9 @@ MAX_ANSWER_CHARS = 4_000
 MAX_REASONING_CHARS = 20_000
 MAX_QUESTION_CHARS = 3_000
 MAX_DIVERGENCE_ROWS = 200
+DIVERGENCE_ORDER = {"real": 0, "suspicious": 1, "undetermined": 2, "near_tie": 3}
+DIVERGENCE_COLUMNS = ("id", "class", "reason", "part", "token_index", "baseline_text", "candidate_text", "margin",
+                      "baseline_outcome", "candidate_outcome", "answer_changed", "correctness_changed")
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1400px;
@@ -155,14 +158,18 @@ def divergences_html(path: Path) -> str:
     if not isinstance(data, dict) or not isinstance(data.get("counts"), dict):
         raise CompareError(f"diff JSON {path} has no top-level 'counts' object")
     counts = data["counts"]
-    out = [f"<p class='note'>from {esc(Path(path).name)}</p>",
+    summary = f" · {esc(data['summary'])}" if isinstance(data.get("summary"), str) else ""
+    out = [f"<p class='note'>from {esc(Path(path).name)}{summary}</p>",
            html_table(list(counts), [[counts[k] for k in counts]])]
     items = data.get("items")
     if isinstance(items, list):
         rows = [i for i in items if isinstance(i, dict) and i.get("class", i.get("category")) != "identical"]
-        keys: list[str] = []
+        rows.sort(key=lambda i: DIVERGENCE_ORDER.get(str(i.get("class")), len(DIVERGENCE_ORDER)))
+        # the diff tool's most telling fields first, then any other scalar ones, at most 12 columns
+        keys = [k for k in DIVERGENCE_COLUMNS if any(k in row for row in rows)]
         for row in rows[:MAX_DIVERGENCE_ROWS]:
             keys += [k for k, v in row.items() if k not in keys and not isinstance(v, (dict, list))]
+        keys = keys[:12]
         table_rows = [[clip(str(row.get(k, "")), 300) for k in keys] for row in rows[:MAX_DIVERGENCE_ROWS]]
         if table_rows:
             out.append(html_table(keys, table_rows))

@@ -64,7 +64,7 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
          "extracted": r.get("extracted"), "gold": r.get("gold")}
         for r in records
         if r.get("outcome") == "correct" and r.get("verdict")
-        and r["verdict"].get("method") not in ("exact", "normalised", "choice", None)
+        and r["verdict"].get("method") not in ("exact", "normalised", "choice", "rules", None)
     ]
     return summary
 

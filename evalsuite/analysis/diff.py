@@ -1,0 +1,765 @@
+"""`evalsuite diff BASELINE CANDIDATE`: was a serving change (speculation, a kernel, a KV dtype)
+lossless on these items? Pure functions over two loaded runs; no endpoint is called here.
+
+Per item the two generated token streams are walked side by side until the first token that
+differs. There the baseline's own logprobs say how close the call was: the margin
+m = lp_base(baseline token) - lp_base(candidate token). A float-reordering flip happens only
+where the baseline itself saw a near tie (|m| tiny); a candidate token the baseline thought far
+less likely (or did not list at all) is a real divergence. docs/lossless.md explains the method,
+the defaults of tau and every server quirk handled here.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+VERDICTS = ("identical", "near_tie", "suspicious", "real", "undetermined")
+COUNT_KEYS = VERDICTS + ("hidden_drift",)
+
+# tau (nats) by the precision of the engines compared: float noise grows as precision drops.
+TAU_BY_PRECISION = {"fp32": 0.05, "fp16": 0.05, "q8": 0.05, "bf16": 0.15, "fp8-kv": 0.25}
+DEFAULT_TAU = 0.05
+
+# extra_body keys that may differ between the runs: they steer speculation, caching, slots or
+# what is reported, never which token greedy decoding picks (docs/lossless.md).
+ENGINE_KEYS = frozenset({
+    "cache_prompt", "id_slot", "n_probs", "post_sampling_probs", "return_tokens", "timings_per_token",
+    "speculative", "speculative.n_max", "speculative.n_min", "speculative.p_min",
+    "draft_max", "draft_min", "draft_p_min", "num_speculative_tokens", "speculative_config",
+    "priority", "request_id", "return_hidden_states",
+})
+# decoding fields that only change what is reported, not the generated text
+REPORTING_DECODING_KEYS = frozenset({"logprobs"})
+
+REMERGE_MIN_TOKENS = 4       # a common run this long after a divergence counts as re-merged
+MAX_ALIGN_TOKENS = 4000      # bound the token alignment (difflib is quadratic at worst)
+CONTEXT_TOKENS = 40          # tokens of each continuation kept for the side-by-side view
+CONTEXT_CHARS = 300
+
+
+class DiffRefused(ValueError):
+    """The two runs cannot be diffed (other items, prompts or decoding); the message says why."""
+
+
+# ----------------------------------------------------------------------------- tokens
+
+@dataclass(frozen=True)
+class Alt:
+    """One top-k alternative at a position."""
+    text: str
+    bytes: tuple[int, ...] | None
+    id: int | None
+    logprob: float | None
+
+
+@dataclass(frozen=True)
+class Tok:
+    """One generated token as the record stores it."""
+    text: str
+    bytes: tuple[int, ...] | None
+    id: int | None
+    logprob: float | None
+    part: str
+    top: tuple[Alt, ...]
+
+    @property
+    def opaque(self) -> bool:
+        # llama-cpp-python decodes each token alone with errors="ignore": a partial UTF-8 byte
+        # comes back as "" with neither bytes nor id, so it cannot be told from another one.
+        return self.text == "" and self.bytes is None and self.id is None
+
+
+def _bytes(value: Any) -> tuple[int, ...] | None:
+    if isinstance(value, list) and all(isinstance(b, int) for b in value):
+        return tuple(value)
+    return None
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, (int, float)) and value == -math.inf:
+        return -math.inf
+    return None
+
+
+def tokens_of(record: dict[str, Any]) -> list[Tok] | None:
+    """The record's logprobs as tokens; None when the run kept no logprobs."""
+    entries = record.get("logprobs")
+    if entries is None:
+        return None
+    out = []
+    for n, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise ValueError(f"item {record.get('id')}: logprobs[{n}] is not an object")
+        top = tuple(Alt(str(t.get("token") or ""), _bytes(t.get("bytes")), t.get("id"), _float(t.get("logprob")))
+                    for t in (e.get("top") or []) if isinstance(t, dict))
+        out.append(Tok(str(e.get("token") or ""), _bytes(e.get("bytes")), e.get("id"), _float(e.get("logprob")),
+                       str(e.get("part") or "answer"), top))
+    return out
+
+
+def comparison_level(a: Sequence[Tok], b: Sequence[Tok]) -> str:
+    """Compare by ids when both streams carry them, else by bytes, else by decoded text."""
+    both = list(a) + list(b)
+    if both and all(t.id is not None for t in both):
+        return "id"
+    if both and all(t.bytes is not None for t in both):
+        return "bytes"
+    return "text"
+
+
+def key(t: Tok | Alt, level: str) -> Any:
+    return t.id if level == "id" else t.bytes if level == "bytes" else t.text
+
+
+def same_token(a: Tok, b: Tok, level: str) -> bool | None:
+    """True/False, or None when both are opaque partial bytes ("" with no bytes or ids)."""
+    if level == "text" and a.opaque and b.opaque:
+        return None
+    return key(a, level) == key(b, level)
+
+
+def token_bytes(t: Tok | Alt) -> bytes:
+    return bytes(t.bytes) if t.bytes is not None else t.text.encode("utf-8")
+
+
+def stream_text(tokens: Sequence[Tok]) -> str:
+    if tokens and all(t.bytes is not None for t in tokens):
+        return b"".join(bytes(t.bytes or ()) for t in tokens).decode("utf-8", errors="replace")
+    return "".join(t.text for t in tokens)
+
+
+def raw_text(record: dict[str, Any]) -> str:
+    """The generated text as streamed: reasoning (with its think tags) then the answer."""
+    reasoning = record.get("reasoning") or ""
+    if reasoning and record.get("reasoning_source") == "think-tags":
+        reasoning = f"<think>{reasoning}</think>"
+    return reasoning + (record.get("answer") or "")
+
+
+def covers_text(tokens: Sequence[Tok], record: dict[str, Any]) -> bool:
+    """Do the logprob entries spell the whole text? Not when a server skips some (llama-server:
+    accepted draft tokens; SGLang: reasoning)."""
+    streamed, text = stream_text(tokens), raw_text(record)
+    if streamed == text:
+        return True
+    squash = lambda s: "".join(s.split())  # noqa: E731  the think-tag splitter may eat whitespace
+    return squash(streamed) == squash(text)
+
+
+def top_drift(a: Tok, b: Tok, level: str) -> float:
+    """Largest |lp difference| over the alternatives both positions list (opaque "" excluded):
+    two engines given the same prefix should agree here up to float noise."""
+    def table(t: Tok) -> dict[Any, float]:
+        return {key(x, level): x.logprob for x in t.top
+                if x.logprob is not None and not (level == "text" and x.text == "")}
+    ta, tb = table(a), table(b)
+    common = [abs(ta[k] - tb[k]) for k in ta.keys() & tb.keys() if math.isfinite(ta[k]) and math.isfinite(tb[k])]
+    return max(common, default=0.0)
+
+
+@dataclass(frozen=True)
+class Lookup:
+    logprob: float | None
+    rank: int | None          # 1 = the baseline's most likely token
+    in_top: bool
+    ambiguous: bool           # matched by "" text: could be another partial-byte token
+
+
+def lookup(top: Sequence[Alt], tok: Tok, level: str) -> Lookup:
+    """The baseline's logprob and rank for `tok` at a position. A partial-byte token that reads ""
+    matches a "" entry only ambiguously (every such token shares that key); with no "" entry
+    in the top-k it is certainly not there."""
+    for alt in top:
+        if alt.logprob is not None and key(alt, level) == key(tok, level):
+            return Lookup(alt.logprob, rank_of(top, alt.logprob), True, level == "text" and tok.text == "")
+    return Lookup(None, None, False, False)
+
+
+def rank_of(top: Sequence[Alt], logprob: float | None) -> int | None:
+    # by value, not position: llama-cpp-python appends the chosen token after the top-k
+    if logprob is None:
+        return None
+    return 1 + sum(1 for alt in top if alt.logprob is not None and alt.logprob > logprob)
+
+
+# ----------------------------------------------------------------------------- one item
+
+@dataclass(frozen=True)
+class TokenView:
+    text: str
+    bytes: list[int] | None
+    id: int | None
+    logprob_baseline: float | None      # the baseline's logprob for this token at the divergence
+    rank_baseline: int | None
+    inferred: bool = False              # read from the text: the server sent no logprobs for it
+
+
+@dataclass(frozen=True)
+class Remerge:
+    baseline_index: int
+    candidate_index: int
+    baseline_tokens_between: int
+    candidate_tokens_between: int
+    later_differing_tokens: int         # baseline tokens after the re-merge that still differ
+
+
+@dataclass(frozen=True)
+class ItemDiff:
+    id: str
+    verdict: str
+    reason: str
+    token_index: int | None = None
+    char_offset: int | None = None
+    part: str | None = None
+    baseline_token: TokenView | None = None
+    candidate_token: TokenView | None = None
+    margin: float | None = None              # lp_base(baseline token) - lp_base(candidate token)
+    margin_is_bound: bool = False            # candidate outside the top-k: m is at least this
+    hidden_drift: bool = False               # the two tokens decode to the same text
+    remerge: Remerge | None = None
+    context_drift: float | None = None       # |lp| disagreement of the engines at the divergence
+    prefix_drift: float | None = None        # the largest such disagreement before it
+    answer_changed: bool = False
+    correctness_changed: bool = False
+    baseline_extracted: str | None = None
+    candidate_extracted: str | None = None
+    baseline_outcome: str | None = None
+    candidate_outcome: str | None = None
+    top: tuple[dict[str, Any], ...] = ()     # the baseline's top-k at the divergence
+    prefix: str = ""                         # common text just before the divergence
+    baseline_rest: tuple[str, ...] = ()      # the baseline's next tokens (first one differs)
+    candidate_rest: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        def tok(v: TokenView | None) -> dict[str, Any] | None:
+            return None if v is None else {"text": v.text, "bytes": v.bytes, "id": v.id,
+                                          "logprob_baseline": v.logprob_baseline, "rank_baseline": v.rank_baseline,
+                                          "inferred": v.inferred}
+        remerged = self.remerge is not None
+        return {
+            # flat fields first: `evalsuite report --diff` tabulates the scalar ones
+            "id": self.id, "class": self.verdict, "reason": self.reason,
+            "token_index": self.token_index, "char_offset": self.char_offset, "part": self.part,
+            "baseline_text": None if self.baseline_token is None else self.baseline_token.text,
+            "candidate_text": None if self.candidate_token is None else self.candidate_token.text,
+            "lp_baseline_token": None if self.baseline_token is None else self.baseline_token.logprob_baseline,
+            "lp_candidate_token": None if self.candidate_token is None else self.candidate_token.logprob_baseline,
+            "margin": self.margin, "margin_is_bound": self.margin_is_bound, "hidden_drift": self.hidden_drift,
+            "remerged": remerged if self.token_index is not None else None,
+            "answer_changed": self.answer_changed, "correctness_changed": self.correctness_changed,
+            "baseline_extracted": self.baseline_extracted, "candidate_extracted": self.candidate_extracted,
+            "baseline_outcome": self.baseline_outcome, "candidate_outcome": self.candidate_outcome,
+            "context_drift": self.context_drift, "prefix_drift": self.prefix_drift,
+            "baseline_token": tok(self.baseline_token), "candidate_token": tok(self.candidate_token),
+            "remerge": None if self.remerge is None else vars(self.remerge),
+            "top": list(self.top), "prefix": self.prefix,
+            "baseline_rest": list(self.baseline_rest), "candidate_rest": list(self.candidate_rest),
+            "notes": list(self.notes),
+        }
+
+
+def classify_margin(margin: float, in_top: bool, tau: float) -> str:
+    if not in_top or abs(margin) > 2 * tau:
+        return "real"
+    return "near_tie" if abs(margin) <= tau else "suspicious"
+
+
+def _char_offset(tokens: Sequence[Tok], index: int) -> tuple[int, str]:
+    """Character offset of token `index` within its part (reasoning or answer)."""
+    part = tokens[index].part if index < len(tokens) else (tokens[-1].part if tokens else "answer")
+    return sum(len(t.text) for t in tokens[:index] if t.part == part), part
+
+
+def _remerge(a: Sequence[Tok], b: Sequence[Tok], start: int, level: str) -> Remerge | None:
+    ka = [key(t, level) for t in a[start:start + MAX_ALIGN_TOKENS]]
+    kb = [key(t, level) for t in b[start:start + MAX_ALIGN_TOKENS]]
+    matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+    blocks = [blk for blk in matcher.get_matching_blocks() if blk.size]
+    for n, blk in enumerate(blocks):
+        runs_to_end = blk.a + blk.size == len(ka) and blk.b + blk.size == len(kb)
+        if blk.size >= REMERGE_MIN_TOKENS or runs_to_end:
+            matched_after = sum(x.size for x in blocks[n:])
+            return Remerge(start + blk.a, start + blk.b, blk.a, blk.b, len(ka) - blk.a - matched_after)
+    return None
+
+
+def _view(t: Tok, top: Sequence[Alt], level: str, found: Lookup | None = None, inferred: bool = False) -> TokenView:
+    found = found or lookup(top, t, level)
+    return TokenView(t.text, list(t.bytes) if t.bytes is not None else None, t.id, found.logprob, found.rank, inferred)
+
+
+def _top_table(t: Tok) -> tuple[dict[str, Any], ...]:
+    rows = sorted(t.top, key=lambda x: -(x.logprob if x.logprob is not None else -math.inf))
+    return tuple({"text": x.text, "bytes": list(x.bytes) if x.bytes is not None else None, "id": x.id,
+                  "logprob": x.logprob} for x in rows)
+
+
+def _outcome_fields(b: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    return {"answer_changed": b.get("extracted") != c.get("extracted"),
+            "correctness_changed": (b.get("outcome") == "correct") != (c.get("outcome") == "correct"),
+            "baseline_extracted": b.get("extracted"), "candidate_extracted": c.get("extracted"),
+            "baseline_outcome": b.get("outcome"), "candidate_outcome": c.get("outcome")}
+
+
+def _texts_equal(b: dict[str, Any], c: dict[str, Any]) -> bool:
+    return (b.get("answer") or "") == (c.get("answer") or "") and (b.get("reasoning") or "") == (c.get("reasoning") or "")
+
+
+def _first_text_difference(b: dict[str, Any], c: dict[str, Any]) -> tuple[int, str]:
+    for part in ("reasoning", "answer"):
+        x, y = b.get(part) or "", c.get(part) or ""
+        if x != y:
+            n = 0
+            while n < min(len(x), len(y)) and x[n] == y[n]:
+                n += 1
+            return n, part
+    return 0, "answer"
+
+
+def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | None = None) -> ItemDiff:
+    """The verdict for one item, from its baseline and candidate records."""
+    item_id = str(base.get("id"))
+    outcome = _outcome_fields(base, cand)
+    for side, r in (("baseline", base), ("candidate", cand)):
+        if r.get("outcome") == "error":
+            kind = (r.get("error") or {}).get("kind", "?")
+            return ItemDiff(item_id, "undetermined", f"the {side} record is an error ({kind}): nothing to compare", **outcome)
+    texts_equal = _texts_equal(base, cand)
+    tb, tc = tokens_of(base), tokens_of(cand)
+    if tb is None or tc is None:
+        if texts_equal:
+            return ItemDiff(item_id, "identical", "answer and reasoning byte-identical (no logprobs: text compared only)", **outcome)
+        offset, part = _first_text_difference(base, cand)
+        missing = " and ".join(s for s, t in (("baseline", tb), ("candidate", tc)) if t is None)
+        return ItemDiff(item_id, "undetermined", f"texts differ but the {missing} run kept no logprobs "
+                        f"(run both with --logprobs K)", char_offset=offset, part=part, **outcome)
+    if not covers_text(tb, base):
+        if texts_equal:
+            return ItemDiff(item_id, "identical", "answer and reasoning byte-identical (the baseline's logprobs do "
+                            "not cover its text, so tokens were not compared)", **outcome)
+        offset, part = _first_text_difference(base, cand)
+        return ItemDiff(item_id, "undetermined", "texts differ but the baseline's logprobs do not spell its text "
+                        "(the server skipped some tokens: SGLang reasoning, llama-server draft tokens); "
+                        "margin unknown, try --rescore", char_offset=offset, part=part, **outcome)
+    if not covers_text(tc, cand):
+        return _diff_by_text(item_id, tb, base, cand, tau, texts_equal, outcome, k)
+    return _diff_by_tokens(item_id, tb, tc, base, cand, tau, texts_equal, outcome, k)
+
+
+def _diff_by_tokens(item_id: str, tb: list[Tok], tc: list[Tok], base: dict[str, Any], cand: dict[str, Any],
+                    tau: float, texts_equal: bool, outcome: dict[str, Any], k: int | None) -> ItemDiff:
+    level = comparison_level(tb, tc)
+    notes: list[str] = []
+    prefix_drift = 0.0
+    assumed_opaque = 0
+    n = min(len(tb), len(tc))
+    for j in range(n):
+        b, c = tb[j], tc[j]
+        same = same_token(b, c, level)
+        drift_here = top_drift(b, c, level)
+        if same is False:
+            return _divergence(item_id, tb, tc, j, level, tau, outcome, notes, prefix_drift, drift_here, k)
+        if same is None:
+            # Two partial-byte tokens that both read "": equal, or a flip we cannot see? When the
+            # engines agree on this identical prefix (drift <= tau), a jump in the chosen logprob
+            # or in the next position's distribution says the tokens (and so the contexts) differ.
+            if max(prefix_drift, drift_here) <= tau:
+                jump = _lp_gap(b, c)
+                next_drift = top_drift(tb[j + 1], tc[j + 1], level) if j + 1 < n else 0.0
+                if jump > tau or next_drift > tau:
+                    return _opaque_flip(item_id, tb, tc, j, level, jump, next_drift, outcome, prefix_drift)
+            else:
+                assumed_opaque += 1
+        prefix_drift = max(prefix_drift, drift_here)
+    if assumed_opaque:
+        notes.append(f"{assumed_opaque} partial-byte token(s) ('' with no bytes or ids) were assumed equal: the engines "
+                     f"already disagreed by {prefix_drift:.3g} nats on identical prefixes, so a flip between them "
+                     f"could not be told from that drift")
+    if len(tb) == len(tc):
+        if texts_equal:
+            return ItemDiff(item_id, "identical", "answer and reasoning byte-identical, token for token",
+                            prefix_drift=prefix_drift, notes=tuple(notes), **outcome)
+        offset, part = _first_text_difference(base, cand)
+        return ItemDiff(item_id, "undetermined", "the token streams are equal but the texts differ",
+                        char_offset=offset, part=part, prefix_drift=prefix_drift, notes=tuple(notes), **outcome)
+    short, long_ = (base, cand) if len(tb) < len(tc) else (cand, base)
+    if short.get("finish_reason") == "length" and long_.get("finish_reason") == "length":
+        # llama-cpp-python can return a token or two beyond max_tokens, not always the same number
+        notes.append(f"both cut at max_tokens but after {len(tb)} vs {len(tc)} tokens; the first {n} are identical")
+        return ItemDiff(item_id, "identical", f"the first {n} tokens are identical; the longer run only went past the "
+                        f"max_tokens cut", prefix_drift=prefix_drift, notes=tuple(notes), **outcome)
+    offset, part = _char_offset(tb, n)
+    if len(tb) == n:
+        reason = (f"the baseline stopped after {n} tokens where the candidate went on with {tc[n].text!r}: "
+                  "a stop token's logprob is not streamed, so the margin is unknown")
+        cand_view = _view(tc[n], (), level)
+        return ItemDiff(item_id, "undetermined", reason, token_index=n, char_offset=offset, part=part,
+                        candidate_token=cand_view, prefix_drift=prefix_drift, notes=tuple(notes),
+                        prefix=_prefix(tb, n), candidate_rest=_rest(tc, n), **outcome)
+    reason = (f"the candidate stopped after {n} tokens where the baseline went on with {tb[n].text!r}: "
+              "the stop token is not named in the baseline's top-k, so the margin is unknown")
+    return ItemDiff(item_id, "undetermined", reason, token_index=n, char_offset=offset, part=part,
+                    baseline_token=_view(tb[n], tb[n].top, level, Lookup(tb[n].logprob, rank_of(tb[n].top, tb[n].logprob), True, False)),
+                    prefix_drift=prefix_drift, notes=tuple(notes), top=_top_table(tb[n]),
+                    prefix=_prefix(tb, n), baseline_rest=_rest(tb, n), **outcome)
+
+
+def _bound(b: Tok, k: int | None) -> float | None:
+    """For a candidate token outside the top-k: m is at least lp(baseline token) minus the k-th
+    logprob, but only when the list is whole (merged '' entries leave fewer than k)."""
+    listed = sorted((a.logprob for a in b.top if a.logprob is not None), reverse=True)
+    if b.logprob is None or not listed or (k is not None and len(listed) < k):
+        return None
+    return b.logprob - listed[min(len(listed), k or len(listed)) - 1]
+
+
+def _lp_gap(b: Tok, c: Tok) -> float:
+    if b.logprob is None or c.logprob is None:
+        return 0.0
+    return abs(b.logprob - c.logprob)
+
+
+def _prefix(tokens: Sequence[Tok], index: int) -> str:
+    return "".join(t.text for t in tokens[:index])[-CONTEXT_CHARS:]
+
+
+def _rest(tokens: Sequence[Tok], index: int) -> tuple[str, ...]:
+    return tuple(t.text for t in tokens[index:index + CONTEXT_TOKENS])
+
+
+def _divergence(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, tau: float, outcome: dict[str, Any],
+                notes: list[str], prefix_drift: float, drift_here: float, k: int | None) -> ItemDiff:
+    b, c = tb[j], tc[j]
+    own = Lookup(b.logprob, rank_of(b.top, b.logprob), True, False)
+    found = lookup(b.top, c, level)
+    offset, part = _char_offset(tb, j)
+    hidden = b.text == c.text
+    common = dict(token_index=j, char_offset=offset, part=part, hidden_drift=hidden,
+                  baseline_token=_view(b, b.top, level, own), candidate_token=_view(c, b.top, level, found),
+                  remerge=_remerge(tb, tc, j, level), context_drift=drift_here, prefix_drift=prefix_drift,
+                  top=_top_table(b), prefix=_prefix(tb, j), baseline_rest=_rest(tb, j), candidate_rest=_rest(tc, j),
+                  **outcome)
+    if hidden:
+        notes.append(f"hidden drift: both tokens decode to {b.text!r} but they are different tokens ({level})")
+    if drift_here > tau:
+        notes.append(f"the engines' logprobs differ by up to {drift_here:.3g} nats at this position, on an identical "
+                     f"prefix: more than float noise (tau {tau:g})")
+    if b.logprob is None:
+        return ItemDiff(item_id, "undetermined", "the baseline has no logprob for its own token here",
+                        notes=tuple(notes), **common)
+    if found.ambiguous:
+        return ItemDiff(item_id, "undetermined",
+                        "the candidate token is a partial UTF-8 byte that decodes to '' and the server gave neither "
+                        "bytes nor ids: the baseline's '' entry may be another byte token (llama-cpp-python merges "
+                        "them in top_logprobs)", notes=tuple(notes), **common)
+    if not b.top:
+        return ItemDiff(item_id, "undetermined", "the baseline kept no top-k alternatives here (--logprobs 0?)",
+                        notes=tuple(notes), **common)
+    if not found.in_top:
+        bound = _bound(b, k)
+        return ItemDiff(item_id, "real", f"the candidate token {c.text!r} is not in the baseline's top-{k or len(b.top)}"
+                        + (f" (m >= {bound:.3g})" if bound is not None else ""),
+                        margin=bound, margin_is_bound=bound is not None, notes=tuple(notes), **common)
+    margin = b.logprob - found.logprob
+    verdict = classify_margin(margin, True, tau)
+    words = {"near_tie": f"|m| {abs(margin):.2g} <= tau {tau:g}: a near tie in the baseline, float noise can flip it",
+             "suspicious": f"tau {tau:g} < |m| {abs(margin):.2g} <= 2 tau: larger than float noise should give",
+             "real": f"|m| {abs(margin):.3g} > 2 tau ({2 * tau:g}): the baseline clearly preferred its token"}[verdict]
+    return ItemDiff(item_id, verdict, words, margin=margin, notes=tuple(notes), **common)
+
+
+def _opaque_flip(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, jump: float, next_drift: float,
+                 outcome: dict[str, Any], prefix_drift: float) -> ItemDiff:
+    b, c = tb[j], tc[j]
+    offset, part = _char_offset(tb, j)
+    evidence = (f"their logprobs differ by {jump:.3g} nats" if jump > next_drift
+                else f"the next position's logprobs differ by {next_drift:.3g} nats")
+    reason = ("hidden drift between two partial UTF-8 byte tokens: both decode to '' and the server gave neither "
+              f"bytes nor ids, but {evidence}, so they are different tokens; the baseline's logprob for the "
+              "candidate's byte is not knowable (top_logprobs merges every '' token into one entry)")
+    return ItemDiff(item_id, "undetermined", reason, token_index=j, char_offset=offset, part=part, hidden_drift=True,
+                    baseline_token=_view(b, b.top, level, Lookup(b.logprob, rank_of(b.top, b.logprob), True, False)),
+                    candidate_token=TokenView(c.text, None, None, None, None),
+                    remerge=_remerge(tb, tc, j + 1, level), context_drift=max(jump, next_drift), prefix_drift=prefix_drift,
+                    top=_top_table(b), prefix=_prefix(tb, j), baseline_rest=_rest(tb, j), candidate_rest=_rest(tc, j),
+                    **outcome)
+
+
+def _diff_by_text(item_id: str, tb: list[Tok], base: dict[str, Any], cand: dict[str, Any], tau: float,
+                  texts_equal: bool, outcome: dict[str, Any], k: int | None) -> ItemDiff:
+    """The candidate's logprobs miss tokens (llama-server sends none for accepted draft tokens):
+    walk the baseline's tokens along the candidate's text and take every number from the baseline."""
+    note = ("the candidate's logprobs do not spell its text (the server skipped some tokens): the divergence was "
+            "found on the text and every logprob is the baseline's")
+    if texts_equal:
+        return ItemDiff(item_id, "identical", "answer and reasoning byte-identical", notes=(note,), **outcome)
+    text = raw_text(cand)
+    pos = 0
+    for j, t in enumerate(tb):
+        if text.startswith(t.text, pos):
+            pos += len(t.text)
+            continue
+        rest = text[pos:]
+        offset, part = _char_offset(tb, j)
+        fits = sorted((a for a in t.top if a.text and rest.startswith(a.text) and a.logprob is not None),
+                      key=lambda a: -len(a.text))
+        common = dict(token_index=j, char_offset=offset, part=part, top=_top_table(t), prefix=_prefix(tb, j),
+                      baseline_rest=_rest(tb, j), candidate_rest=(rest[:CONTEXT_CHARS],), notes=(note,),
+                      baseline_token=_view(t, t.top, "text", Lookup(t.logprob, rank_of(t.top, t.logprob), True, False)),
+                      **outcome)
+        if not rest:
+            return ItemDiff(item_id, "undetermined", "the candidate stopped here; a stop token's logprob is not known",
+                            **common)
+        if not fits:
+            if any(a.text == "" for a in t.top) or t.logprob is None or not t.top:
+                return ItemDiff(item_id, "undetermined", "the candidate's token here is not known (no logprobs) and "
+                                "no named alternative of the baseline continues its text", **common)
+            bound = _bound(t, k)
+            return ItemDiff(item_id, "real", "the candidate's text continues with none of the baseline's top-k tokens",
+                            margin=bound, margin_is_bound=bound is not None, **common)
+        alt = fits[0]
+        margin = (t.logprob - alt.logprob) if t.logprob is not None else None
+        cand_view = TokenView(alt.text, list(alt.bytes) if alt.bytes is not None else None, alt.id, alt.logprob,
+                              rank_of(t.top, alt.logprob), inferred=True)
+        common["candidate_token"] = cand_view
+        if margin is None:
+            return ItemDiff(item_id, "undetermined", "the baseline has no logprob for its own token here", **common)
+        verdict = classify_margin(margin, True, tau)
+        return ItemDiff(item_id, verdict, f"|m| {abs(margin):.2g} (candidate token inferred from its text)",
+                        margin=margin, **common)
+    return ItemDiff(item_id, "undetermined", "the baseline stopped where the candidate went on: a stop token's "
+                    "logprob is not known", token_index=len(tb), **outcome)
+
+
+# ----------------------------------------------------------------------------- two runs
+
+@dataclass(frozen=True)
+class RunSide:
+    path: str
+    label: str
+    endpoints: tuple[str, ...]
+    n: int
+    n_correct: int
+    n_errors: int
+
+    @property
+    def accuracy(self) -> float | None:
+        graded = self.n - self.n_errors
+        return self.n_correct / graded if graded else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "label": self.label, "endpoints": list(self.endpoints), "n": self.n,
+                "n_correct": self.n_correct, "n_errors": self.n_errors, "accuracy": self.accuracy}
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    baseline: RunSide
+    candidate: RunSide
+    tau: float
+    items: tuple[ItemDiff, ...]
+    settings_notes: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()            # ids recorded in only one run
+    rescored: int = 0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {k: 0 for k in COUNT_KEYS}
+        for item in self.items:
+            out[item.verdict] += 1
+            out["hidden_drift"] += item.hidden_drift
+        return out
+
+    def summary_line(self) -> str:
+        c = self.counts
+        flips = [i for i in self.items if i.verdict == "near_tie"]
+        tie = f"{c['near_tie']} near-tie flip{'s' if c['near_tie'] != 1 else ''}"
+        if flips:
+            worst = max(abs(i.margin or 0.0) for i in flips)
+            remerged = sum(i.remerge is not None for i in flips)
+            tie += f" (max |m| {worst:.2g}, {remerged} re-merged)"
+        parts = [f"{c['identical']} identical", tie, f"{c['suspicious']} suspicious", f"{c['real']} real",
+                 f"{c['undetermined']} undetermined"]
+        if c["hidden_drift"]:
+            parts.append(f"{c['hidden_drift']} hidden drift")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        changed = [i for i in self.items if i.answer_changed]
+        return {
+            "schema": 1, "tool": "evalsuite diff", "tau": self.tau,
+            "counts": self.counts, "summary": self.summary_line(),
+            "baseline": self.baseline.to_dict(), "candidate": self.candidate.to_dict(),
+            "answer_changes": len(changed),
+            "correctness_changes": sum(i.correctness_changed for i in self.items),
+            "settings_notes": list(self.settings_notes), "missing": list(self.missing), "rescored": self.rescored,
+            "items": [_finite(i.to_dict()) for i in self.items],
+        }
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no infinities: a -inf logprob (a masked token) is written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _side(run: Any, records: Iterable[dict[str, Any]]) -> RunSide:
+    records = list(records)
+    return RunSide(str(run.path), run.name, tuple(run.manifest.get("endpoints") or ()), len(records),
+                   sum(r.get("outcome") == "correct" for r in records), sum(r.get("outcome") == "error" for r in records))
+
+
+def check_comparable(base_manifest: dict[str, Any], cand_manifest: dict[str, Any],
+                     base_records: dict[str, dict[str, Any]], cand_records: dict[str, dict[str, Any]]) -> list[str]:
+    """Notes on what legitimately differs; raises DiffRefused listing what must not."""
+    problems, notes = [], []
+    fp_b = (base_manifest.get("dataset") or {}).get("fingerprint")
+    fp_c = (cand_manifest.get("dataset") or {}).get("fingerprint")
+    if not fp_b or fp_b != fp_c:
+        problems.append(f"different items: dataset fingerprint {str(fp_b)[:12]} vs {str(fp_c)[:12]}")
+    for field_name in ("template_hash", "api"):
+        if base_manifest.get(field_name) != cand_manifest.get(field_name):
+            problems.append(f"{field_name}: {base_manifest.get(field_name)!r} vs {cand_manifest.get(field_name)!r}")
+    dec_b, dec_c = base_manifest.get("decoding") or {}, cand_manifest.get("decoding") or {}
+    for k in sorted(set(dec_b) | set(dec_c)):
+        if k == "extra_body":
+            continue
+        if dec_b.get(k) != dec_c.get(k):
+            (notes if k in REPORTING_DECODING_KEYS else problems).append(f"decoding.{k}: {dec_b.get(k)!r} vs {dec_c.get(k)!r}")
+    eb_b, eb_c = dec_b.get("extra_body") or {}, dec_c.get("extra_body") or {}
+    for k in sorted(set(eb_b) | set(eb_c)):
+        if eb_b.get(k) != eb_c.get(k):
+            line = f"extra_body.{k}: {eb_b.get(k)!r} vs {eb_c.get(k)!r}"
+            if k in ENGINE_KEYS:
+                notes.append(line + " (speculation/engine setting: allowed)")
+            else:
+                problems.append(line + " (changes decoding; allowed keys: " + ", ".join(sorted(ENGINE_KEYS)) + ")")
+    bad_prompts = [i for i in base_records if i in cand_records
+                   and base_records[i].get("prompt_sha256") != cand_records[i].get("prompt_sha256")]
+    if bad_prompts:
+        problems.append(f"{len(bad_prompts)} item(s) were sent different prompts (prompt_sha256), e.g. "
+                        + ", ".join(bad_prompts[:5]))
+    if base_manifest.get("model") != cand_manifest.get("model"):
+        notes.append(f"model id: {base_manifest.get('model')!r} vs {cand_manifest.get('model')!r}")
+    if not (dec_b.get("logprobs") or 0) > 0:
+        notes.append("the baseline kept no top-k logprobs (--logprobs K): divergences cannot be classified")
+    if problems:
+        raise DiffRefused("the runs are not comparable:\n  " + "\n  ".join(problems))
+    return notes
+
+
+def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffResult:
+    """Diff two loaded runs (evalsuite.store.Run). Raises DiffRefused when they are not comparable."""
+    if not (tau > 0 and math.isfinite(tau)):
+        raise DiffRefused(f"tau must be a positive number of nats, not {tau!r}")
+    b_by_id, c_by_id = baseline.by_id, candidate.by_id
+    notes = check_comparable(baseline.manifest, candidate.manifest, b_by_id, c_by_id)
+    order = list(baseline.manifest.get("item_ids") or b_by_id)
+    order += [i for i in b_by_id if i not in set(order)]
+    common = [i for i in order if i in b_by_id and i in c_by_id]
+    missing = tuple(sorted((set(b_by_id) ^ set(c_by_id))))
+    if not common:
+        raise DiffRefused("the runs share no recorded item")
+    k = (baseline.manifest.get("decoding") or {}).get("logprobs")
+    items = tuple(diff_item(b_by_id[i], c_by_id[i], tau, k if isinstance(k, int) and k > 0 else None) for i in common)
+    return DiffResult(_side(baseline, (b_by_id[i] for i in common)), _side(candidate, (c_by_id[i] for i in common)),
+                      tau, items, tuple(notes), missing)
+
+
+def format_diff(result: DiffResult, verbose_items: int = 20) -> str:
+    """The text summary `evalsuite diff` prints."""
+    b, c = result.baseline, result.candidate
+    acc = lambda s: "-" if s.accuracy is None else f"{100 * s.accuracy:.1f}% ({s.n_correct}/{s.n - s.n_errors})"  # noqa: E731
+    lines = [f"baseline  {b.label}: {', '.join(b.endpoints)}", f"candidate {c.label}: {', '.join(c.endpoints)}",
+             f"{len(result.items)} items, tau {result.tau:g} nats"]
+    lines += [f"  note: {n}" for n in result.settings_notes]
+    if result.missing:
+        lines.append(f"  note: {len(result.missing)} item(s) recorded in only one run were skipped")
+    lines.append("")
+    lines.append(result.summary_line())
+    changed = [i for i in result.items if i.answer_changed]
+    lines.append(f"answer changed on {len(changed)} item(s), correctness on {sum(i.correctness_changed for i in result.items)}; "
+                 f"accuracy baseline {acc(b)}, candidate {acc(c)}")
+    shown = [i for i in result.items if i.verdict != "identical"]
+    if shown:
+        lines.append("")
+    for i in shown[:verbose_items]:
+        where = "" if i.token_index is None else f" token {i.token_index} ({i.part} char {i.char_offset})"
+        toks = ""
+        if i.baseline_token is not None or i.candidate_token is not None:
+            bt = i.baseline_token.text if i.baseline_token else None
+            ct = i.candidate_token.text if i.candidate_token else None
+            toks = f" {bt!r} -> {ct!r}"
+        m = "" if i.margin is None else f" m{'>=' if i.margin_is_bound else '='}{i.margin:.3g}"
+        merge = ""
+        if i.remerge is not None:
+            merge = f", re-merged after {i.remerge.baseline_tokens_between}/{i.remerge.candidate_tokens_between} tokens"
+        elif i.token_index is not None:
+            merge = ", no re-merge"
+        ans = f", answer {i.baseline_extracted!r} -> {i.candidate_extracted!r}" if i.answer_changed else ""
+        lines.append(f"  {i.verdict:<12} {i.id}:{where}{toks}{m}{merge}{ans}")
+        lines.append(f"               {i.reason}")
+    if len(shown) > verbose_items:
+        lines.append(f"  ... {len(shown) - verbose_items} more (see --json / --html)")
+    return "\n".join(lines)
+
+
+FAIL_ON = {"real": ("real",), "suspicious": ("real", "suspicious"), "near-tie": ("real", "suspicious", "near_tie")}
+
+
+def exit_code(result: DiffResult, fail_on: str | None) -> int:
+    if fail_on is None:
+        return 0
+    if fail_on not in FAIL_ON:
+        raise DiffRefused(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    counts = result.counts
+    return 1 if sum(counts[k] for k in FAIL_ON[fail_on]) else 0
+
+
+def tau_for(tau: float | None, precision: str | None) -> float:
+    if tau is not None:
+        return tau
+    if precision is None:
+        return DEFAULT_TAU
+    if precision not in TAU_BY_PRECISION:
+        raise DiffRefused(f"--precision must be one of {', '.join(TAU_BY_PRECISION)}, not {precision!r}")
+    return TAU_BY_PRECISION[precision]
+
+
+def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
+              json_path: Any = None, html_path: Any = None, fail_on: str | None = None,
+              rescore_endpoint: str | None = None, echo=print) -> int:
+    """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from ..store import RunFolderError, load_run
+
+    try:
+        runs = [load_run(p) for p in (baseline, candidate)]
+        result = diff_runs(runs[0], runs[1], tau_for(tau, precision))
+        if rescore_endpoint:
+            from ..rescore import rescore_result
+            result = rescore_result(result, runs[0], runs[1], rescore_endpoint)
+        code = exit_code(result, fail_on)
+    except (RunFolderError, DiffRefused, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    echo(format_diff(result))
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    if html_path:
+        from .diff_html import render_html
+        Path(html_path).write_text(render_html(result), encoding="utf-8")
+    return code

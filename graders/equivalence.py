@@ -1,0 +1,244 @@
+"""Are two parsed answers (structure.py values) the same? -> Decision(equal, method, reason).
+
+Numbers are settled in this process (numeric.py); whatever needs sympy (expressions with
+symbols, closed forms that agree in double precision, equations) goes to the sandbox in
+one batch per answer. A sympy step that overruns its time limit gives equal=None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from . import sandbox
+from .numeric import compare_numbers
+from .parse import Node, contains_pm, expand_pm, symbols_of
+from .structure import (BaseNumber, Equation, Expr, Intervals, Items, Matrix, Relation,
+                        TimeOfDay, Value, as_intervals)
+from .normalise import plain_key
+
+
+@dataclass(frozen=True)
+class Decision:
+    equal: bool | None
+    method: str
+    reason: str
+
+
+def undecided(reason: str) -> Decision:
+    return Decision(None, "none", reason)
+
+
+def compare_pairs(pairs: list[tuple[Node, Node]]) -> list[tuple[bool | None, str, str]]:
+    """Each (gold, answer) expression pair -> (equal, method, reason); sympy in one batch."""
+    results: list[tuple[bool | None, str, str] | None] = []
+    pending: list[int] = []
+    for n, (g, a) in enumerate(pairs):
+        if g == a:
+            results.append((True, "numeric" if not symbols_of(g) else "symbolic", "same expression"))
+            continue
+        equal, reason = compare_numbers(g, a)
+        if equal is not None:
+            results.append((equal, "numeric", reason))
+        else:
+            results.append(None)
+            pending.append(n)
+    if pending:
+        try:
+            answers = sandbox.run("equal_pairs", [pairs[n] for n in pending],
+                                  timeout=sandbox.DEFAULT_TIMEOUT_S * (1 + 0.25 * (len(pending) - 1)))
+        except sandbox.SandboxTimeout as e:
+            answers = [(None, f"undecided: {e}")] * len(pending)
+        except sandbox.SandboxError as e:
+            answers = [(None, f"undecided: sympy failed ({e})")] * len(pending)
+        for n, (equal, reason) in zip(pending, answers):
+            results[n] = (equal, "symbolic" if equal is not None else "none", reason)
+    return results  # type: ignore[return-value]
+
+
+def compare_expr(gold: Node, answer: Node, gold_percent: bool = False) -> Decision:
+    if contains_pm(gold) or contains_pm(answer):
+        return compare_items(Items(tuple(Expr(n) for n in expand_pm(gold)), False, "{}"),
+                             Items(tuple(Expr(n) for n in expand_pm(answer)), False, "{}"))
+    candidates = [(gold, answer)]
+    if gold_percent:  # 50% may be answered 50 or 0.5
+        candidates.append((("div", gold, ("num", Fraction(100), False)), answer))
+    results = compare_pairs(candidates)
+    for n, (equal, method, reason) in enumerate(results):
+        if equal:
+            if n == 1:
+                reason = f"the gold is a percent; answer equals it as a fraction ({reason})"
+            return Decision(True, method, reason)
+    equal, method, reason = results[0]
+    if equal is None and gold_percent and results[1][0] is False:
+        equal, method, reason = results[0]
+    return Decision(equal, method, reason)
+
+
+def _match(n: int, allowed: list[list[bool]]) -> bool:
+    """A perfect matching gold i -> answer j with allowed[i][j] (augmenting paths)."""
+    owner = [-1] * n
+
+    def try_assign(i: int, seen: list[bool]) -> bool:
+        for j in range(n):
+            if allowed[i][j] and not seen[j]:
+                seen[j] = True
+                if owner[j] < 0 or try_assign(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    return all(try_assign(i, [False] * n) for i in range(n))
+
+
+def compare_items(gold: Items, answer: Items, ordered: bool | None = None) -> Decision:
+    ordered = gold.ordered if ordered is None else ordered
+    g_items, a_items = gold.items, answer.items
+    if len(g_items) != len(a_items):
+        return Decision(False, "set", f"{len(g_items)} elements in the gold, {len(a_items)} in the answer")
+    if len(g_items) > 16:
+        return undecided("undecided: more than 16 elements")
+    kind = "tuple" if ordered else "set"
+    if ordered:
+        for n, (g, a) in enumerate(zip(g_items, a_items)):
+            d = compare(g, a)
+            if d.equal is not True:
+                return Decision(d.equal, "set" if d.equal is False else "none",
+                                f"{kind} element {n + 1}: {d.reason}")
+        return Decision(True, "set", f"equal as ordered {kind}s, element by element")
+    # order-free: plain expressions in one batch, anything else pairwise
+    n = len(g_items)
+    if all(isinstance(v, Expr) for v in g_items + a_items):
+        flat = compare_pairs([(g.node, a.node) for g in g_items for a in a_items])  # type: ignore[union-attr]
+        table = [[flat[i * n + j][0] for j in range(n)] for i in range(n)]
+    else:
+        table = [[compare(g, a).equal for a in a_items] for g in g_items]
+    if _match(n, [[v is True for v in row] for row in table]):
+        return Decision(True, "set", f"equal as sets of {n} elements (order ignored)")
+    if _match(n, [[v is not False for v in row] for row in table]):
+        return undecided("undecided: some set elements could not be compared")
+    return Decision(False, "set", "the sets differ (no one-to-one matching of equal elements)")
+
+
+def compare_intervals(gold: list, answer: list) -> Decision:
+    if len(gold) != len(answer):
+        return Decision(False, "interval", f"{len(gold)} intervals in the gold, {len(answer)} in the answer")
+    def endpoints_equal(g, a) -> bool | None:
+        if (g.lo_closed, g.hi_closed) != (a.lo_closed, a.hi_closed):
+            return False
+        results = compare_pairs([(g.lo, a.lo), (g.hi, a.hi)])
+        if all(r[0] is True for r in results):
+            return True
+        return False if any(r[0] is False for r in results) else None
+    n = len(gold)
+    table = [[endpoints_equal(g, a) for a in answer] for g in gold]
+    if _match(n, [[v is True for v in row] for row in table]):
+        return Decision(True, "interval", "same intervals (endpoints and open/closed ends)")
+    if _match(n, [[v is not False for v in row] for row in table]):
+        return undecided("undecided: some interval endpoints could not be compared")
+    return Decision(False, "interval", "different intervals (an endpoint or an open/closed end differs)")
+
+
+def compare_equations(gold: Equation, answer: Equation) -> Decision:
+    if gold.solved_for and gold.solved_for == answer.solved_for:
+        d = compare_expr(gold.rhs, answer.rhs)
+        return Decision(d.equal, d.method, f"both solved for {gold.solved_for}: {d.reason}")
+    try:
+        equal, reason = sandbox.run("equation_equal", gold.lhs, gold.rhs, answer.lhs, answer.rhs)
+    except (sandbox.SandboxTimeout, sandbox.SandboxError) as e:
+        return undecided(f"undecided: {e}")
+    return Decision(equal, "symbolic" if equal is not None else "none", reason)
+
+
+def expand_items(items: Items) -> Items:
+    out: list[Value] = []
+    for item in items.items:
+        if isinstance(item, Expr) and contains_pm(item.node):
+            out.extend(Expr(n) for n in expand_pm(item.node))
+        else:
+            out.append(item)
+    return Items(tuple(out), items.ordered, items.brackets)
+
+
+def vector_items(m: Matrix) -> Items | None:
+    if len(m.rows) == 1:
+        return Items(m.rows[0], True, "()")
+    if all(len(r) == 1 for r in m.rows):
+        return Items(tuple(r[0] for r in m.rows), True, "()")
+    return None
+
+
+def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
+    """The structural comparison; see the module docstring."""
+    if isinstance(gold, Expr) and isinstance(answer, Expr):
+        return compare_expr(gold.node, answer.node, gold_percent)
+    # x = 5 vs 5, y = 2x + 3 vs 2x + 3
+    if isinstance(gold, Equation) and isinstance(answer, Equation):
+        return compare_equations(gold, answer)
+    # "9 \\cdot 2 = 18": a worked line whose sides are numbers; its value is the last side
+    if isinstance(answer, Equation) and not symbols_of(answer.lhs) and not symbols_of(answer.rhs):
+        return compare(gold, Expr(answer.rhs), gold_percent)
+    if isinstance(gold, Equation) and gold.solved_for and not isinstance(answer, Equation):
+        return compare(Expr(gold.rhs), answer, gold_percent)
+    if isinstance(answer, Equation) and answer.solved_for:
+        return compare(gold, Expr(answer.rhs), gold_percent)
+    # intervals, inequalities, and (a, b) read as an open interval
+    if isinstance(gold, Intervals) or isinstance(answer, Intervals):
+        try:
+            return compare_intervals(as_intervals(gold), as_intervals(answer))
+        except ValueError:
+            return Decision(False, "interval", "an interval compared with something that is not one")
+    if isinstance(gold, Matrix) or isinstance(answer, Matrix):
+        return compare_matrices(gold, answer)
+    if isinstance(gold, Items) and isinstance(answer, Items):
+        ordered = gold.ordered and answer.brackets != "{}"
+        if not ordered:  # {1 ± √5, -2} has three elements
+            gold, answer = expand_items(gold), expand_items(answer)
+        return compare_items(gold, answer, ordered=ordered)
+    if isinstance(gold, Items) and len(gold.items) == 1:
+        return compare(gold.items[0], answer, gold_percent)
+    if isinstance(answer, Items) and len(answer.items) == 1:
+        return compare(gold, answer.items[0], gold_percent)
+    if isinstance(gold, Expr) and isinstance(answer, Items) and contains_pm(gold.node):
+        return compare_items(Items(tuple(Expr(n) for n in expand_pm(gold.node)), False, "{}"), answer)
+    if isinstance(gold, Items) and isinstance(answer, Expr) and contains_pm(answer.node):
+        return compare_items(gold, Items(tuple(Expr(n) for n in expand_pm(answer.node)), False, "{}"))
+    if isinstance(gold, TimeOfDay) and isinstance(answer, TimeOfDay):
+        if gold.minutes == answer.minutes:
+            return Decision(True, "numeric", "same time of day")
+        if not (gold.has_meridiem and answer.has_meridiem) and gold.minutes % 720 == answer.minutes % 720:
+            return Decision(True, "numeric", "same time on a 12-hour clock (am/pm not given on one side)")
+        return Decision(False, "numeric", "different times of day")
+    if isinstance(gold, BaseNumber):
+        if isinstance(answer, BaseNumber):
+            equal = gold.digits == answer.digits and gold.base == answer.base
+            return Decision(equal, "normalised", "same digits and base" if equal else "different digits or base")
+        if isinstance(answer, Expr) and answer.node[0] == "num" and not answer.node[2]:
+            equal = str(answer.node[1]) == gold.digits.lstrip("0") or (gold.digits == "0" and answer.node[1] == 0)
+            return Decision(equal, "normalised", "same digits, base subscript left out" if equal else "different digits")
+    if isinstance(gold, Relation) and isinstance(answer, Relation):
+        equal = plain_key(gold.text) == plain_key(answer.text)
+        return Decision(equal, "normalised", "same relation text" if equal else "different relations")
+    return Decision(False, "none", f"different kinds of answer ({_kind(gold)} vs {_kind(answer)})")
+
+
+def compare_matrices(gold: Value, answer: Value) -> Decision:
+    if isinstance(gold, Matrix) and isinstance(answer, Matrix):
+        g_shape = (len(gold.rows), {len(r) for r in gold.rows})
+        a_shape = (len(answer.rows), {len(r) for r in answer.rows})
+        if g_shape != a_shape:
+            return Decision(False, "set", "matrices of different shapes")
+        flat_g = Items(tuple(v for r in gold.rows for v in r), True, "()")
+        flat_a = Items(tuple(v for r in answer.rows for v in r), True, "()")
+        d = compare_items(flat_g, flat_a, ordered=True)
+        return Decision(d.equal, d.method, d.reason.replace("tuple", "matrix"))
+    vec_g = vector_items(gold) if isinstance(gold, Matrix) else gold
+    vec_a = vector_items(answer) if isinstance(answer, Matrix) else answer
+    if isinstance(vec_g, Items) and isinstance(vec_a, Items):
+        d = compare_items(vec_g, vec_a, ordered=True)
+        return Decision(d.equal, d.method, f"vector vs tuple: {d.reason}")
+    return Decision(False, "set", "a matrix compared with something that is not one")
+
+
+def _kind(value: Value) -> str:
+    return {Expr: "expression", Equation: "equation", Intervals: "interval", Items: "list/set",
+            Matrix: "matrix", Relation: "relation", TimeOfDay: "time", BaseNumber: "based number"}.get(type(value), "?")

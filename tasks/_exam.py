@@ -1,0 +1,217 @@
+"""Helpers shared by the exam packs (agieval, ceval, cmmlu) and their presets.
+
+Reading: every file goes through HF `datasets` ("json" / "csv" builders), a local path
+offline or a pinned URL online, so both read the same bytes the same way. The builders'
+Arrow cache goes to a temporary folder that is removed before the loader returns: nothing
+is cached on disk outside the run.
+Choosing: subsets by name or group, then a seeded stratified subsample (tasks.pack.seeded_sample).
+Grading: graders.choice.extract_choice, then a set comparison of letters.
+"""
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from dataclasses import replace
+from typing import Any, Iterator, Mapping, Sequence
+
+from ..graders.choice import extract_choice
+from ..graders.verdict import Verdict
+from .pack import BadDataError, Item, seeded_sample
+
+LETTERS = "ABCDEFGHIJ"
+
+
+# --- reading files through datasets --------------------------------------------------------
+
+@contextlib.contextmanager
+def _datasets_cache() -> Iterator[str]:
+    import datasets  # heavy: imported only when a pack loads
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    with tempfile.TemporaryDirectory(prefix="evalsuite-datasets-") as cache_dir:
+        yield cache_dir
+
+
+def read_jsonl(location: str) -> list[dict[str, Any]]:
+    """The rows of one JSON-lines file (path or URL), in file order."""
+    import datasets
+
+    with _datasets_cache() as cache_dir:
+        try:
+            table = datasets.load_dataset("json", data_files=location, split="train", cache_dir=cache_dir)
+        except FileNotFoundError as exc:
+            raise BadDataError(f"{location}: file not found") from exc
+        except Exception as exc:  # pyarrow/datasets raise many kinds; name the file
+            raise BadDataError(f"{location}: cannot read as JSON lines: {_root_cause(exc)}") from exc
+        return table.to_list()
+
+
+def read_csv_files(locations: Mapping[str, str], columns: Sequence[str]) -> dict[str, list[dict[str, str]]]:
+    """key -> rows of each CSV file, every cell a string ("" for empty, never NaN, never 0.5 for "0.50").
+
+    Only `columns` are read (the CMMLU index column and C-Eval explanations are not); a file
+    without one of them is a BadDataError naming it. One builder call reads all files.
+    """
+    import datasets
+    from datasets import Features, Value
+
+    features = Features({name: Value("string") for name in columns})
+    # split names must be identifiers: subjects like "gaokao-history" are keyed by position
+    split_of = {key: f"f{i}" for i, key in enumerate(locations)}
+    with _datasets_cache() as cache_dir:
+        def load(files: Mapping[str, str]) -> Any:
+            return datasets.load_dataset("csv", data_files=dict(files), cache_dir=cache_dir,
+                                         usecols=list(columns), features=features, na_filter=False)
+        try:
+            tables = load({split_of[key]: loc for key, loc in locations.items()})
+        except Exception:
+            _raise_for_first_bad_csv(locations, load)
+            raise
+        return {key: tables[split_of[key]].to_list() for key in locations}
+
+
+def _raise_for_first_bad_csv(locations: Mapping[str, str], load: Any) -> None:
+    """Read the files one by one to name the one the builder choked on."""
+    for location in locations.values():
+        try:
+            load({"f0": location})
+        except FileNotFoundError as exc:
+            raise BadDataError(f"{location}: file not found") from exc
+        except Exception as exc:
+            raise BadDataError(f"{location}: cannot read as CSV: {_root_cause(exc)}") from exc
+
+
+def _root_cause(exc: BaseException) -> str:
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def clean_text(value: Any) -> str:
+    """A cell as text with LF line ends (C-Eval quotes CRLF inside fields)."""
+    if value is None:
+        return ""
+    return str(value).replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def bad_row(location: str, index: int, why: str) -> BadDataError:
+    return BadDataError(f"{location}: row {index}: {why}")
+
+
+# --- gold letters ----------------------------------------------------------------------------
+
+def parse_gold_letters(raw: Any, n_choices: int) -> str | None:
+    """"C", ["B"], "AD", "A B D", "A C" -> sorted letters; None when unusable."""
+    if isinstance(raw, list):
+        raw = "".join(str(x) for x in raw) if all(isinstance(x, str) for x in raw) else None
+    if not isinstance(raw, str):
+        return None
+    letters = raw.replace(" ", "").replace(",", "").replace("、", "").strip().upper()
+    valid = LETTERS[:n_choices]
+    if not letters or any(c not in valid for c in letters) or len(set(letters)) != len(letters):
+        return None
+    return "".join(sorted(letters))
+
+
+# --- choosing items -----------------------------------------------------------------------------
+
+def select_subsets(pack: str, requested: Sequence[str], valid: Sequence[str],
+                   groups: Mapping[str, Sequence[str]] = {}) -> list[str]:
+    """Requested names (and group names, expanded) in request order; all when none requested."""
+    if not requested:
+        return list(valid)
+    chosen: list[str] = []
+    unknown: list[str] = []
+    for name in requested:
+        for subset in groups.get(name, [name]):
+            if subset not in valid:
+                unknown.append(subset)
+            elif subset not in chosen:
+                chosen.append(subset)
+    if unknown:
+        names = ", ".join(list(valid) + [f"{g} (group)" for g in groups])
+        raise BadDataError(f"{pack}: unknown subset(s) {', '.join(unknown)}; valid: {names}")
+    return chosen
+
+
+def sample_per_subset(items: Sequence[Item], per_subset: int | None, seed: int) -> list[Item]:
+    """N items of each subset chosen by seeded_sample over their ids, kept in file order."""
+    if per_subset is None:
+        return list(items)
+    if per_subset < 1:
+        raise BadDataError(f"--per-subset must be at least 1, got {per_subset}")
+    by_subset: dict[str, list[str]] = {}
+    for item in items:
+        by_subset.setdefault(item.subset, []).append(item.id)
+    chosen = {i for ids in by_subset.values() for i in seeded_sample(ids, per_subset, seed)}
+    return [item for item in items if item.id in chosen]
+
+
+def allocate(total: int, sizes: Mapping[str, int], seed: int) -> dict[str, int]:
+    """Split `total` items over subsets as evenly as their sizes allow.
+
+    Every subset gets total // len(sizes) (capped at its size); the rest go one each to the
+    subsets first in seeded_sample(subset names, seed) order that still have items, repeated
+    until `total` is reached. The same on any machine, like seeded_sample.
+    """
+    if total > sum(sizes.values()):
+        raise BadDataError(f"cannot choose {total} items from {sum(sizes.values())}")
+    base = total // len(sizes)
+    quota = {name: min(base, size) for name, size in sizes.items()}
+    order = seeded_sample(list(sizes), len(sizes), seed)
+    while sum(quota.values()) < total:
+        for name in order:
+            if sum(quota.values()) == total:
+                break
+            if quota[name] < sizes[name]:
+                quota[name] += 1
+    return quota
+
+
+# --- prompts and grading -------------------------------------------------------------------
+
+def format_options(choices: Sequence[str]) -> str:
+    return "\n".join(f"{LETTERS[i]}. {text}" for i, text in enumerate(choices))
+
+
+def fewshot_messages(examples: Sequence[tuple[str, str]], answer_line: str) -> list[dict[str, str]]:
+    """Earlier turns: each dev question as the user, its answer line as the assistant."""
+    messages: list[dict[str, str]] = []
+    for user_text, letter in examples:
+        messages.append({"role": "user", "content": user_text})
+        messages.append({"role": "assistant", "content": answer_line.format(letter=letter)})
+    return messages
+
+
+def grade_choice(item: Item, answer_text: str) -> Verdict:
+    """Letters read from the answer versus the gold letters, as sets ("DA" equals "AD")."""
+    letters, reason = extract_choice(answer_text or "", item.choices, n_gold=len(item.gold))
+    rule = reason.split(":", 1)[0]
+    if letters is None:
+        return Verdict(equal=None, extracted=None, method="none", reason=reason, extraction=None)
+    equal = set(letters) == set(item.gold)
+    return Verdict(equal=equal, extracted=letters, method="choice",
+                   reason=f"{'matches' if equal else 'differs from'} gold {item.gold}; {reason}",
+                   extraction=rule)
+
+
+def grade_cloze(item: Item, answer_text: str) -> Verdict:
+    """Fill-in-the-blank items go to the math grader."""
+    from ..graders import grade_math  # written by the graders engineer; imported when needed
+
+    return grade_math(item.gold, answer_text or "")
+
+
+def rename(item: Item, pack: str) -> Item:
+    """The item as a member of a multi-pack preset: "<pack>/<id>", subset "<pack>/<subset>"."""
+    return replace(item, id=f"{pack}/{item.id}", subset=f"{pack}/{item.subset}",
+                   meta={**item.meta, "pack": pack, "inner_id": item.id, "inner_subset": item.subset})
+
+
+def unwrap(item: Item) -> tuple[str, Item]:
+    """Undo rename(): the pack name and the item as that pack made it."""
+    meta = dict(item.meta)
+    pack = meta.pop("pack")
+    inner = replace(item, id=meta.pop("inner_id"), subset=meta.pop("inner_subset"), meta=meta)
+    return pack, inner

@@ -1,0 +1,242 @@
+"""gate: every exit code (0 pass, 1 fail, 2 unusable), the one-line reason, JUnit XML,
+pyproject thresholds and the diff JSON check."""
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+try:
+    from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
+except ImportError:  # tests/ imported as a package
+    from tests.runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
+
+from evalsuite.analysis.gate import gate_main
+
+scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is needed to check the p-values")
+
+
+def gate(base, cand, tmp_path: Path, **kw) -> tuple[int, str]:
+    """gate_main with config searched from tmp_path (so the repo's pyproject is never read)."""
+    out = io.StringIO()
+    kw.setdefault("config_start", tmp_path)
+    code = gate_main(base, cand, out=out, **kw)
+    text = out.getvalue()
+    assert text.count("\n") == 1, f"expected one line, got {text!r}"
+    return code, text.strip()
+
+
+def junit(path: Path) -> ET.Element:
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite is not None and suite.get("name") == "evalsuite.gate"
+    return suite
+
+
+@pytest.fixture
+def significant_drop(tmp_path):
+    """Candidate loses 16 items and gains 2 of 200: -7 pp, p well under 0.05."""
+    a, b = paired_outcomes(both_right=140, a_only=16, b_only=2, both_wrong=42)
+    return runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+
+
+@pytest.fixture
+def noisy_drop(tmp_path):
+    """-3 pp of 100 items but 5 vs 2 discordant: not significant."""
+    a, b = paired_outcomes(both_right=60, a_only=5, b_only=2, both_wrong=33)
+    return runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+
+
+def test_pass_when_no_drop(tmp_path):
+    a, b = paired_outcomes(both_right=60, a_only=3, b_only=4, both_wrong=33)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, max_drop=1, junit=tmp_path / "j.xml")
+    assert code == 0 and line.startswith("PASS: ")
+    p = scipy_stats.binomtest(3, 7).pvalue
+    assert f"b=3 c=4 p={p:.3g}" in line and "+1.0 pp" in line
+    suite = junit(tmp_path / "j.xml")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "0", "0")
+    assert suite.find("testcase").find("failure") is None
+
+
+def test_fail_when_drop_is_large_and_significant(tmp_path, significant_drop):
+    base, cand = significant_drop
+    code, line = gate(base, cand, tmp_path, max_drop=2, junit=tmp_path / "j.xml")
+    p = scipy_stats.binomtest(16, 18).pvalue
+    assert p < 0.05
+    assert code == 1
+    assert line.startswith("FAIL: accuracy dropped 7.0 pp (> 2 pp) and significantly")
+    assert f"b=16 c=2 p={p:.3g}" in line and "candidate 71.0% vs baseline 78.0% on 200 paired items" in line
+    suite = junit(tmp_path / "j.xml")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "1", "0")
+    failure = suite.find("testcase").find("failure")
+    assert failure is not None and "dropped 7.0 pp" in failure.get("message")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert props["exit_code"] == "1" and props["candidate"].endswith("candidate")
+
+
+def test_large_drop_passes_when_not_significant_unless_alpha_is_1(tmp_path, noisy_drop):
+    base, cand = noisy_drop
+    p = scipy_stats.binomtest(5, 7).pvalue
+    code, line = gate(base, cand, tmp_path, max_drop=2)
+    assert code == 0 and "drop of 3.0 pp exceeds 2 pp but is not significant" in line and f"p={p:.3g}" in line
+    code, line = gate(base, cand, tmp_path, max_drop=2, alpha=1)
+    assert code == 1 and line.startswith("FAIL: accuracy dropped 3.0 pp (> 2 pp):")
+    code, _ = gate(base, cand, tmp_path, max_drop=2, alpha=0.5)   # p = 0.45 < 0.5
+    assert code == 1
+
+
+def test_drop_equal_to_the_limit_passes(tmp_path, noisy_drop):
+    base, cand = noisy_drop
+    assert gate(base, cand, tmp_path, max_drop=3, alpha=1)[0] == 0
+    assert gate(base, cand, tmp_path, max_drop=2.99, alpha=1)[0] == 1
+
+
+def test_errors_are_left_out_of_the_paired_test_and_said(tmp_path):
+    a = ["correct"] * 10 + ["wrong"] * 2
+    b = ["correct"] * 8 + ["error"] * 2 + ["wrong"] * 2
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, max_drop=0)
+    assert code == 0 and "on 10 paired items" in line and "2 items errored in either run and were left out" in line
+    code, line = gate(base, cand, tmp_path, max_drop=0, min_items=11)
+    assert code == 2 and "too few items: 10 paired items (2 errored in either run), min-items is 11" in line
+
+
+@pytest.mark.parametrize("case", ["missing", "different", "unfinished", "too-few", "no-max-drop", "bad-alpha"])
+def test_unusable_input_exits_2(tmp_path, case):
+    base = make_run(tmp_path / "base", records=[rec(f"main/{i}") for i in range(5)])
+    kw = {"max_drop": 1.0}
+    if case == "missing":
+        cand, want = tmp_path / "nowhere", "candidate: no run folder at"
+    elif case == "different":
+        cand = make_run(tmp_path / "cand", records=[rec(f"main/{i}") for i in range(1, 6)])
+        want = "different items: baseline fingerprint"
+    elif case == "unfinished":
+        ids = [f"main/{i}" for i in range(5)]
+        cand = make_run(tmp_path / "cand", records=[rec(i) for i in ids[:3]], item_ids=ids, status="interrupted",
+                        fingerprint=json.loads((base / "manifest.json").read_text())["dataset"]["fingerprint"])
+        want = "candidate has records for 3 of 5 (status interrupted)"
+    elif case == "too-few":
+        cand = make_run(tmp_path / "cand", records=[rec(f"main/{i}") for i in range(5)])
+        kw["min_items"], want = 30, "too few items: 5 paired items"
+    elif case == "no-max-drop":
+        cand = make_run(tmp_path / "cand", records=[rec(f"main/{i}") for i in range(5)])
+        kw, want = {}, "no --max-drop given"
+    else:
+        cand = make_run(tmp_path / "cand", records=[rec(f"main/{i}") for i in range(5)])
+        kw["alpha"], want = 0.0, "--alpha must be in (0, 1]"
+    code, line = gate(base, cand, tmp_path, junit=tmp_path / "j.xml", **kw)
+    assert code == 2 and line.startswith("UNUSABLE: ") and want in line
+    suite = junit(tmp_path / "j.xml")
+    assert (suite.get("failures"), suite.get("errors")) == ("0", "1")
+    error = suite.find("testcase").find("error")
+    assert error is not None and want in error.get("message")
+
+
+def test_missing_baseline_is_named(tmp_path):
+    cand = make_run(tmp_path / "cand", records=[rec("main/0")])
+    code, line = gate(tmp_path / "gone", cand, tmp_path, max_drop=1)
+    assert code == 2 and "baseline: no run folder" in line
+
+
+# ---------------------------------------------------------------------------- pyproject
+
+
+def write_pyproject(folder: Path, body: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_text(body, encoding="utf-8")
+
+
+def test_thresholds_from_pyproject_found_upward_and_overridden_by_flags(tmp_path, noisy_drop):
+    base, cand = noisy_drop
+    write_pyproject(tmp_path / "proj", "[project]\nname='x'\n\n[tool.evalsuite.gate]\nmax-drop = 2\nalpha = 1\n")
+    nested = tmp_path / "proj" / "ci" / "deep"
+    nested.mkdir(parents=True)
+    code, line = gate(base, cand, tmp_path, config_start=nested)
+    assert code == 1 and "(> 2 pp)" in line                   # alpha 1 from the file: no significance condition
+    code, _ = gate(base, cand, tmp_path, config_start=nested, alpha=0.05)
+    assert code == 0                                        # the flag wins
+    code, _ = gate(base, cand, tmp_path, config_start=nested, max_drop=5)
+    assert code == 0
+
+
+def test_pyproject_without_the_table_is_skipped_and_typos_are_refused(tmp_path, noisy_drop):
+    base, cand = noisy_drop
+    write_pyproject(tmp_path / "outer", "[tool.evalsuite.gate]\nmax_drop = 1\nalpha = 1\n")
+    write_pyproject(tmp_path / "outer" / "inner", "[project]\nname='inner'\n")
+    assert gate(base, cand, tmp_path, config_start=tmp_path / "outer" / "inner")[0] == 1
+    write_pyproject(tmp_path / "typo", "[tool.evalsuite.gate]\nmax_dorp = 1\n")
+    code, line = gate(base, cand, tmp_path, config_start=tmp_path / "typo")
+    assert code == 2 and "unknown key 'max_dorp'" in line and "pyproject.toml" in line
+
+
+# ---------------------------------------------------------------------------- diff JSON
+
+
+def write_diff(path: Path, real: int) -> Path:
+    path.write_text(json.dumps({"counts": {"identical": 90, "near_tie": 5, "suspicious": 1, "real": real,
+                                           "undetermined": 0, "hidden_drift": 0}}), encoding="utf-8")
+    return path
+
+
+def test_diff_real_divergences_gate(tmp_path):
+    a, b = paired_outcomes(both_right=10)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, max_drop=1, diff=write_diff(tmp_path / "d.json", 3), max_real=5)
+    assert code == 0 and "real divergences 3 <= 5" in line
+    code, line = gate(base, cand, tmp_path, max_drop=1, diff=tmp_path / "d.json", junit=tmp_path / "j.xml")
+    assert code == 1 and line.startswith("FAIL: ") and "real divergences 3 > 0" in line   # default max-real 0
+    suite = junit(tmp_path / "j.xml")
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    names = {c.get("name"): c for c in suite.findall("testcase")}
+    assert names["accuracy drop"].find("failure") is None
+    assert names["real divergences"].find("failure") is not None
+
+
+@pytest.mark.parametrize("content,want", [
+    (None, "does not exist"),
+    ("not json", "cannot be read"),
+    ('{"summary": {}}', "no top-level 'counts'"),
+    ('{"counts": {"real": "3"}}', "counts.real must be a whole number"),
+])
+def test_bad_diff_json_is_unusable(tmp_path, content, want):
+    a, b = paired_outcomes(both_right=10)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    diff = tmp_path / "d.json"
+    if content is not None:
+        diff.write_text(content, encoding="utf-8")
+    code, line = gate(base, cand, tmp_path, max_drop=1, diff=diff)
+    assert code == 2 and want in line
+
+
+def test_max_real_without_diff_is_unusable(tmp_path):
+    a, b = paired_outcomes(both_right=10)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, max_drop=1, max_real=2)
+    assert code == 2 and "--max-real needs --diff" in line
+
+
+def test_small_runs_warn_that_no_drop_can_be_significant(tmp_path):
+    a, b = paired_outcomes(both_right=1, a_only=4)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, max_drop=1)
+    assert code == 0                                      # 4 vs 0 discordant: p = 0.125
+    assert "no drop on 5 items can be significant at α=0.05; raise --min-items" in line
+
+
+def test_cli_exit_codes(tmp_path, significant_drop):
+    typer_testing = pytest.importorskip("typer.testing")
+    from evalsuite.cli import app
+
+    base, cand = significant_drop
+    runner = typer_testing.CliRunner()
+    result = runner.invoke(app, ["gate", "--baseline", str(base), "--candidate", str(cand), "--max-drop", "2",
+                                 "--junit", str(tmp_path / "j.xml")])
+    assert result.exit_code == 1 and result.output.startswith("FAIL: ")
+    assert (tmp_path / "j.xml").exists()
+    result = runner.invoke(app, ["gate", "--baseline", str(base), "--candidate", str(cand), "--max-drop", "10"])
+    assert result.exit_code == 0 and result.output.startswith("PASS: ")
+    result = runner.invoke(app, ["gate", "--baseline", str(base), "--candidate", str(tmp_path / "x"), "--max-drop", "1"])
+    assert result.exit_code == 2 and result.output.startswith("UNUSABLE: ")
