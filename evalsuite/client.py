@@ -96,6 +96,13 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
+def redact_secret(text: str, secret: str | None) -> str:
+    """`text` with `secret` (an API key) replaced by [redacted]."""
+    if not secret or len(secret) < 4 or not text:
+        return text
+    return text.replace(secret, "[redacted]")
+
+
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -198,6 +205,7 @@ class Endpoint:
         self.api = api
         self.timeout = timeout
         self.stream = stream
+        self._secret = api_key  # only to scrub it from error messages (some servers echo it)
         self.sdk = AsyncOpenAI(base_url=self.base_url, api_key=api_key or "sk-no-key-needed",
                                max_retries=0, timeout=timeout)
 
@@ -214,6 +222,15 @@ class Endpoint:
             return await asyncio.wait_for(self._stream(request, model, decoding), timeout=self.timeout)
         except asyncio.TimeoutError:
             raise EndpointError("timeout", f"no complete response within {self.timeout:g} s") from None
+        except EndpointError as e:
+            # error messages end up in records: a server (or proxy) that echoes the key must not put it there
+            e.message = redact_secret(e.message, self._secret)
+            e.args = (e.message,)
+            raise
+
+    def scrub(self, text: str) -> str:
+        """`text` with this endpoint's API key replaced (for messages shown or written)."""
+        return redact_secret(text, self._secret)
 
     async def _stream(self, request: Request, model: str, decoding: Decoding) -> Response:
         import openai
@@ -252,6 +269,7 @@ class Endpoint:
         logprobs: list[dict[str, Any]] | None = [] if decoding.logprobs is not None else None
         response_model = None
         ttft = ttfa = None
+        opened = False  # response headers received: a connection error after this is a torn stream, not a down server
         splitter = _ThinkSplitter()
         def absorb(field_reasoning: str | None, content: str | None, lp: Any, finish: str | None) -> None:
             nonlocal reasoning_source, ttft, ttfa, finish_reason
@@ -287,6 +305,7 @@ class Endpoint:
                 # but there is no time to first token.
                 del params["stream"], params["stream_options"]
                 result = await create(**params)
+                opened = True
                 response_model = getattr(result, "model", None)
                 usage = getattr(result, "usage", None)
                 server_timings = _as_dict(_extra(result, "timings"))
@@ -300,6 +319,7 @@ class Endpoint:
                 ttft = ttfa = None
             else:
                 stream = await create(**params)
+                opened = True
                 try:
                     async for chunk in stream:
                         response_model = response_model or getattr(chunk, "model", None)
@@ -322,6 +342,8 @@ class Endpoint:
         except openai.APITimeoutError:
             raise EndpointError("timeout", f"request timed out after {self.timeout:g} s") from None
         except openai.APIConnectionError as e:
+            if opened:  # the server answered, then the connection was cut mid-stream: retried like a 5xx
+                raise EndpointError("stream_broken", f"connection cut mid-stream: {e.__cause__ or e}") from None
             raise EndpointError("connection", f"cannot reach {self.url}: {e.__cause__ or e}") from None
         except (openai.APIError, json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
             raise EndpointError("stream_broken", f"broken response stream: {type(e).__name__}: {e}") from None

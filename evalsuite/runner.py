@@ -171,8 +171,8 @@ def outcome_of(response: Response, verdict) -> str:
     # be graded correct before the cut still counts as correct.
     if response.finish_reason == "length" and not verdict.equal:
         return "truncated"
-    if verdict.equal is None:
-        return "unextracted"
+    if verdict.equal is None or verdict.extracted is None:
+        return "unextracted"  # no answer found, or an ambiguous one: counted apart from wrong
     return "correct" if verdict.equal else "wrong"
 
 
@@ -261,6 +261,9 @@ class EndpointDown(Exception):
     pass
 
 
+DOWN_POLL_S = 5.0  # longest wait between two tries of an endpoint that does not answer
+
+
 class Scheduler:
     """Workers pull items from one queue; each worker is bound to one endpoint, so a
     faster replica simply takes more items."""
@@ -269,7 +272,9 @@ class Scheduler:
                  writer: RecordWriter, progress: Progress):
         self.settings, self.pack, self.endpoints, self.model = settings, pack, endpoints, model
         self.writer, self.progress = writer, progress
-        self.down_since: float | None = None
+        # per endpoint: since when nothing has answered it (None while it answers); per endpoint so
+        # that one healthy replica does not hide a dead one
+        self.down_since: dict[str, float | None] = {}
         self.stopped_reason: str | None = None
         self.retries = 0
 
@@ -292,7 +297,8 @@ class Scheduler:
             try:
                 record = await self.ask(item, endpoint)
             except EndpointDown as e:
-                self.stopped_reason = str(e)
+                # the item stays unrecorded: a resume asks it
+                self.stopped_reason = self.stopped_reason or str(e)
                 return
             if record is not None:
                 self.writer.append(record)
@@ -300,33 +306,52 @@ class Scheduler:
 
     async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | None:
         settings = self.settings
+        policy = settings.retry
         request = build_request(self.pack, item, settings.api)
         started_at, t0 = now_iso(), time.monotonic()
         attempt = 0
+        failures = 0                          # retryable failures other than "cannot connect"
+        first_failure: float | None = None    # when the retry budget (max_total) started
+        unreachable_since: float | None = None  # this item's current streak of "cannot connect"
         while True:
             attempt += 1
             try:
                 response = await endpoint.complete(request, self.model, settings.decoding)
             except EndpointError as error:
+                now = time.monotonic()
                 if error.kind == "connection":
-                    self.down_since = self.down_since or time.monotonic()
-                    down_for = time.monotonic() - self.down_since
+                    # A server that is down does not use up an item's retries: the run waits for
+                    # it (up to --max-downtime) instead of recording every item as an error.
+                    down_since = self.down_since.get(endpoint.url) or now
+                    self.down_since[endpoint.url] = down_since
+                    unreachable_since = unreachable_since or now
+                    down_for = now - down_since
+                    if self.stopped_reason:
+                        raise EndpointDown(self.stopped_reason)
                     if down_for > settings.max_downtime:
                         raise EndpointDown(f"{endpoint.url} has not answered for {down_for:.0f} s "
                                            f"(--max-downtime {settings.max_downtime:g}): {error.message}")
-                    # A server that is down does not use up an item's retries: the run waits
-                    # for it (up to --max-downtime) instead of recording every item as an error.
+                    if now - unreachable_since > settings.max_downtime:
+                        # the endpoint answers other requests but never this one (e.g. a proxy
+                        # that drops it): an error of this item, so the run still ends by itself
+                        return error_record(item, request, error, endpoint.url, attempt, started_at, now - t0)
                     self.retries += 1
-                    await asyncio.sleep(settings.retry.delay(min(attempt, 6), error))
+                    # poll often enough to notice the server is back; never sleep past the window
+                    window_left = settings.max_downtime - down_for
+                    await asyncio.sleep(max(0.05, min(policy.delay(min(attempt - 1, 6), error), DOWN_POLL_S, window_left)))
                     continue
-                retries_left = attempt <= settings.retry.max_retries
-                time_left = time.monotonic() - t0 < settings.retry.max_total
+                unreachable_since = None
+                first_failure = first_failure if first_failure is not None else now
+                failures += 1
+                retries_left = failures <= policy.max_retries
+                time_left = now - first_failure < policy.max_total
                 if error.retryable and retries_left and time_left:
                     self.retries += 1
-                    await asyncio.sleep(settings.retry.delay(attempt - 1, error))
+                    wait = policy.delay(failures - 1, error)
+                    await asyncio.sleep(max(0.0, min(wait, policy.max_total - (now - first_failure))))
                     continue
-                return error_record(item, request, error, endpoint.url, attempt, started_at, time.monotonic() - t0)
-            self.down_since = None
+                return error_record(item, request, error, endpoint.url, attempt, started_at, now - t0)
+            self.down_since[endpoint.url] = None
             try:
                 verdict = await asyncio.to_thread(self.pack.grade, item, response.answer)
             except Exception as e:  # a grader bug must not lose the response

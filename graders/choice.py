@@ -113,7 +113,7 @@ def _read_group(text: str, pos: int, valid: str) -> _Read | None:
     if text[start].islower() and not bracketed and not _TERMINATOR.match(text, end):
         return None  # "the answer is a bit ..." is an article, not option a
     groups, kinds, ends = [run], [], [end]
-    while True:
+    while len(groups) < len(LETTERS):  # more groups than letters is no answer; bounds the work
         sep = _separator_at(text, _skip(text, end, _CLOSE) if bracketed else end)
         if sep is None:
             break
@@ -156,7 +156,7 @@ _EN_CUE = re.compile(
 )
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]{0,200})\}")
 _OPTION_CORRECT = re.compile(
-    r"(?:选项|option\s*|options\s*)?(?<![A-Za-z0-9])([A-J](?:\s*(?:[、,/]|and|和|与|及)\s*[A-J])*)(?![A-Za-z0-9])"
+    r"(?:选项|option\s*|options\s*)?(?<![A-Za-z0-9])([A-J](?:\s*(?:[、,/]|and|和|与|及)\s*[A-J]){0,9})(?![A-Za-z0-9])"
     r"\s*(?:两项|三项|四项|项|选项)?\s*(?:的)?(?:说法|表述)?\s*(?:也|均|都|both)?\s*"
     r"(?:正确|是正确的|是对的|符合题意|(?:is|are)\s+(?:both\s+|all\s+)?(?:the\s+)?(?:correct|right|true|best)\b)",
 )

@@ -76,6 +76,10 @@ def grade(gold: str, response: str | None, kind: str | None = None) -> Verdict:
         return Verdict(False, None, "none", "no answer found in the response", how)
     if kind == "text":
         return grade_text(gold, answer, how)
+    if kind == "numeric" and not re.search(r"\d", answer):
+        # a numeric gold needs a number: words alone would otherwise parse as a product of
+        # symbols ("nothing" = n*o*t*h*i*n*g) and be "symbolically different"
+        return Verdict(False, None, "none", f"no number in the answer ({how})", how)
     return grade_math_answer(gold, answer, how, response)
 
 

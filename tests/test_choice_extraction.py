@@ -37,7 +37,9 @@ def test_reason_names_the_rule():
 
 def test_huge_untrusted_answers_are_cut_and_still_read():
     # only the tail is read: a long preamble neither hangs the parser nor hides the answer
-    flood = "A、" * 400_000 + "\n" + "((((" * 50_000 + "\n答案：D"
+    flood = "A、" * 400_000 + "\n" + "((((" * 50_000 + "\n" + "A、B、" * 3_000 + "\n答案：D"
     letters, _ = extract_choice(flood, ("w", "x", "y", "z"))
     assert letters == "D"
     assert len(flood) > MAX_RESPONSE_CHARS
+    # a run of letters before a word used to cost quadratic time in the option-correct pattern
+    assert extract_choice("A、B、" * 5_000 + "不对", ("w", "x", "y", "z"))[0] is None

@@ -51,6 +51,15 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
     summary["categories"] = [dict(category=c, **_rates(rs)) for c, rs in sorted(by_category.items())]
 
     answered = [r for r in records if r.get("outcome") != "error"]
+    # Packs may grade more than one way side by side (GSM8K: lm-eval's "strict" and
+    # "flexible" extraction), as {"name": {"extracted", "equal"}} in the verdict's details.
+    variants: dict[str, int] = {}
+    for r in answered:
+        for name, value in ((r.get("verdict") or {}).get("details") or {}).items():
+            if isinstance(value, dict) and "equal" in value and "extracted" in value:
+                variants[name] = variants.get(name, 0) + bool(value["equal"])
+    summary["extraction_variants"] = {name: {"n_correct": k, "accuracy": k / len(answered) if answered else None}
+                                      for name, k in variants.items()}
     usage = [r.get("usage") or {} for r in answered]
     timing = [r.get("timing") or {} for r in answered]
     summary["usage_missing"] = sum(1 for u in usage if u.get("completion_tokens") is None)
@@ -105,6 +114,9 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
         width = max(len(c["category"]) for c in cats)
         for c in cats:
             lines.append(f"{c['category'].ljust(width)}  {c['n_items']:>5}  {_pct(c['accuracy'])}  {_ci(c['accuracy_ci95']):>13}")
+    if summary.get("extraction_variants"):
+        lines.append("extraction side by side: " + ", ".join(
+            f"{name} {_pct(v['accuracy']).strip()}" for name, v in summary["extraction_variants"].items()))
     tok, tim = summary["tokens"], summary["timing"]
     lines.append("")
     if summary["usage_missing"]:
@@ -117,5 +129,8 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     lines.append(f"median time: first token {fmt(tim['ttft_s']['median'], ' s')}, first answer token {fmt(tim['ttfa_s']['median'], ' s')}, "
                  f"total {fmt(tim['total_s']['median'], ' s')}")
     if summary.get("rescued"):
-        lines.append(f"rescued by a non-exact grader rule: {len(summary['rescued'])} (listed in summary.json for audit)")
+        rescued = summary["rescued"]
+        lines.append(f"rescued by a non-exact grader rule: {len(rescued)} (all in summary.json, for audit)")
+        for r in rescued[:5]:
+            lines.append(f"  {r['id']}: {r['extracted']!r} vs gold {r['gold']!r} — {r['method']}: {r['reason']}")
     return "\n".join(lines)

@@ -1,0 +1,99 @@
+"""`evalsuite lossless PACK --baseline-endpoint A --candidate-endpoint B`: run the pack greedily
+on both servers with logprobs (baseline first), then `evalsuite diff` the two runs.
+
+The two runs are ordinary run folders (RUN_DIR/baseline, RUN_DIR/candidate) made by
+evalsuite.runner with identical decoding, so they can be diffed, shown or resumed later.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class LosslessSettings:
+    pack: str
+    baseline_endpoint: str
+    candidate_endpoint: str
+    limit: int | None = None
+    subsets: tuple[str, ...] = ()
+    data_dir: Path | None = None
+    model: str | None = None
+    api: str = "chat"
+    max_tokens: int = 512
+    logprobs: int = 5
+    extra_body: str | dict | None = None
+    concurrency: int = 1        # continuous batching changes float reductions: keep 1 unless you know better
+    timeout: float = 600.0
+    stream: bool = True
+    run_dir: Path | None = None
+    tau: float | None = None
+    precision: str | None = None
+    json_path: Path | None = None
+    html_path: Path | None = None
+    fail_on: str | None = None
+    rescore: bool = False
+    quiet: bool = False
+    argv: tuple[str, ...] = ()
+
+
+def parse_extra_body(value: str | dict | None) -> dict:
+    if value is None or isinstance(value, dict):
+        return dict(value or {})
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--extra-body is not valid JSON: {e}") from None
+    if not isinstance(parsed, dict):
+        raise ValueError("--extra-body must be a JSON object")
+    return parsed
+
+
+def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
+    from .client import Decoding
+    from .runner import RunSettings
+
+    # Greedy and seeded: the only thing left to differ is the server.
+    decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=s.max_tokens, logprobs=s.logprobs,
+                        extra_body=parse_extra_body(s.extra_body))
+    return RunSettings(pack=s.pack, endpoints=(endpoint,), run_dir=folder, model=s.model, api=s.api, decoding=decoding,
+                       concurrency=s.concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
+                       limit=s.limit, label=role, quiet=s.quiet, stream=s.stream,
+                       argv=s.argv + ("#", role))
+
+
+def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> int:
+    """Both runs, then the diff. Exit 0 clean, 1 --fail-on tripped or items ended in errors,
+    2 bad usage / runs not comparable, 3 an endpoint went down (as `evalsuite run`)."""
+    from .analysis.diff import diff_main
+    from .runner import EXIT_ERRORS, EXIT_OK as RUN_OK, UsageError, run
+
+    root = s.run_dir or Path("results") / f"lossless-{s.pack}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folders = {"baseline": root / "baseline", "candidate": root / "candidate"}
+    codes = {}
+    try:
+        for role, endpoint in (("baseline", s.baseline_endpoint), ("candidate", s.candidate_endpoint)):
+            if not s.quiet:
+                print(f"{role}: {endpoint} -> {folders[role]}", file=sys.stderr)
+            codes[role] = run(run_settings(s, role, endpoint, folders[role]))
+            if codes[role] not in (RUN_OK, EXIT_ERRORS):
+                print(f"error: the {role} run did not finish (exit {codes[role]}); its records are in {folders[role]}",
+                      file=sys.stderr)
+                return codes[role]
+    except (UsageError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    code = diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
+                     json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
+                     rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo)
+    if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
+        print("some items ended in errors (undetermined in the diff); resume the runs with --retry-errors",
+              file=sys.stderr)
+        return EXIT_FAIL
+    return code
