@@ -213,6 +213,22 @@ class Endpoint:
         page = await self.sdk.models.list()
         return [m.id for m in page.data]
 
+    async def describe_models_reply(self) -> str:
+        """What GET /models really answered (status, content type, start of the body), for the
+        message that says an endpoint is not OpenAI-compatible."""
+        import openai
+
+        try:
+            raw = await asyncio.wait_for(self.sdk.with_raw_response.models.list(), timeout=min(30.0, self.timeout))
+            reply = raw.http_response
+        except openai.APIStatusError as e:
+            reply = e.response
+        except Exception as e:
+            return self.scrub(f"{type(e).__name__}: {e}")[:300]
+        body = " ".join(reply.text[:300].split())
+        kind = reply.headers.get("content-type", "no content type")
+        return self.scrub(f"HTTP {reply.status_code} ({kind}): {body!r}")
+
     async def close(self) -> None:
         await self.sdk.close()
 

@@ -378,9 +378,12 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
         except openai.AuthenticationError:
             raise UsageError(f"{endpoint.url} refused the API key (HTTP 401): set OPENAI_API_KEY or the variable "
                              f"named by --api-key-env") from None
-        except (openai.APIStatusError, openai.APIResponseValidationError, ValueError, TypeError, AttributeError) as e:
-            raise UsageError(f"{endpoint.url} is not an OpenAI-compatible endpoint: GET {endpoint.url}/models "
-                             f"answered {type(e).__name__}: {str(e)[:300]}") from None
+        except (openai.APIStatusError, openai.APIResponseValidationError, ValueError, TypeError, AttributeError):
+            reply = await endpoint.describe_models_reply()
+            raise UsageError(f"{endpoint.url} is not an OpenAI-compatible endpoint: tried GET {endpoint.url}/models "
+                             f"(expecting JSON {{\"data\": [{{\"id\": ...}}]}}) and it answered {reply}. "
+                             f"Is the URL right? OpenAI-compatible servers answer under /v1, "
+                             f"e.g. --endpoint http://HOST:PORT/v1") from None
     first = next(iter(served.values()))
     model = settings.model or (first[0] if first else None)
     if model is None:

@@ -105,6 +105,14 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
+def _is_record(raw: bytes) -> bool:
+    try:
+        record = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(record, dict) and "id" in record
+
+
 class RecordWriter:
     """Appends records to records.jsonl, one line each, flushed as it is written."""
 
@@ -124,6 +132,12 @@ class RecordWriter:
             if data.endswith(b"\n"):
                 return
             cut = data.rfind(b"\n") + 1
+            if _is_record(data[cut:]):
+                # the crash came between the record and its newline: the record is complete and
+                # readers already counted it as done, so keep it (cutting it would lose the item)
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n")
+                return
             f.truncate(cut)
 
     def append(self, record: dict[str, Any]) -> None:

@@ -300,6 +300,8 @@ def _rule_leading_letter(text: str, valid: str) -> Decision | None:
         if read is None:
             continue
         rest = line[read.end:]
+        if re.match(r"\s*[、,/&+]\s*[A-J](?![A-Za-z])", rest):
+            continue  # a list of letters that does not end: no answer
         if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(r"\s+(?:is|are|was|were|和|或|or|and)\b", rest):
             return _decide(read, "leading-letter", line[:80])
     return None

@@ -279,3 +279,64 @@ def test_margins_are_finite_in_json(tmp_path):
     result, item = pair(tmp_path, base, cand, k=3)
     assert math.isfinite(item.margin)
     json.dumps(result.to_dict(), allow_nan=False)
+
+
+# ------------------------------------------------------------------ --rescore
+
+def _stop_case(tmp_path, api):
+    base = plain(["a", "b"])
+    cand = plain(["a", "b", "c"])
+    kw = {"prompt": "Q: go\nA:", "messages": None} if api == "completions" else {}
+    b = make_run(tmp_path / "b", records=[record("main/0", base, **kw)], decoding=LOGPROBS, api=api)
+    c = make_run(tmp_path / "c", records=[record("main/0", cand, **kw)], decoding=LOGPROBS, api=api)
+    return load_run(b), load_run(c)
+
+
+def test_rescore_chat_run_stays_undetermined(tmp_path):
+    from evalsuite.rescore import rescore_result
+
+    b, c = _stop_case(tmp_path, "chat")
+    result = rescore_result(diff_runs(b, c), b, c, "http://127.0.0.1:9/v1")  # never contacted
+    item = result.items[0]
+    assert item.verdict == "undetermined" and result.rescored == 0
+    assert any("chat run" in n for n in item.notes)
+
+
+def test_rescore_completions_run_on_loopback_server(tmp_path):
+    import http.server
+    import threading
+
+    from evalsuite.rescore import rescore_result
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            body = json.dumps({"choices": [{"text": "c", "logprobs": {"tokens": ["c"], "token_logprobs": [-0.70],
+                                                                      "top_logprobs": [{"b": -0.70, "c": -0.7004}]}}]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = plain(["a"]) + [tok("b", None, [("b", None), ("c", -0.71)])]
+        cand = plain(["a"]) + [tok("c", -0.70, [("c", -0.70)])]
+        kw = {"prompt": "Q: go\nA:", "messages": None}
+        b = load_run(make_run(tmp_path / "b", records=[record("main/0", base, **kw)], decoding=LOGPROBS, api="completions"))
+        c = load_run(make_run(tmp_path / "c", records=[record("main/0", cand, **kw)], decoding=LOGPROBS, api="completions"))
+        result = diff_runs(b, c)
+        assert result.items[0].verdict == "undetermined"   # the baseline's own logprob is missing
+        rescored = rescore_result(result, b, c, f"http://127.0.0.1:{server.server_port}/v1")
+        item = rescored.items[0]
+        assert seen[0]["prompt"] == "Q: go\nA:a" and seen[0]["max_tokens"] == 1
+        assert rescored.rescored == 1 and item.verdict == "near_tie"
+        assert item.margin == pytest.approx(0.0004) and "re-scored" in item.reason
+    finally:
+        server.shutdown()

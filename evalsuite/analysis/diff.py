@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 VERDICTS = ("identical", "near_tie", "suspicious", "real", "undetermined")
@@ -158,6 +158,13 @@ def top_drift(a: Tok, b: Tok, level: str) -> float:
                 if x.logprob is not None and not (level == "text" and x.text == "")}
     ta, tb = table(a), table(b)
     common = [abs(ta[k] - tb[k]) for k in ta.keys() & tb.keys() if math.isfinite(ta[k]) and math.isfinite(tb[k])]
+    # A token listed on one side only is below the other side's lowest listed logprob: that
+    # gap is a lower bound of its difference (it catches distributions with nothing in common).
+    for mine, other in ((ta, tb), (tb, ta)):
+        finite = [v for v in other.values() if math.isfinite(v)]
+        if finite:
+            floor = min(finite)
+            common += [mine[k] - floor for k in mine.keys() - other.keys() if math.isfinite(mine[k]) and mine[k] > floor]
     return max(common, default=0.0)
 
 
