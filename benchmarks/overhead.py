@@ -57,13 +57,17 @@ def default_data_dir() -> Path:
 
 # ----------------------------------------------------------------------------- stub server
 
+ANSWER_STYLE = "number"  # or "letter" (multiple-choice packs): "The answer is C"
+
+
 def sse_body(request_body: bytes, model: str = "stub") -> bytes:
     """A short streamed chat answer: role, four content deltas, finish, usage, [DONE]."""
     number = zlib.crc32(request_body) % 1000  # varies per item, deterministic
+    last = f" {'ABCD'[number % 4]}" if ANSWER_STYLE == "letter" else f" {number}"
     created = 1700000000
     base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": created, "model": model}
     deltas = [{"role": "assistant", "content": ""}, {"content": "The"}, {"content": " answer"},
-              {"content": " is"}, {"content": f" {number}"}]
+              {"content": " is"}, {"content": last}]
     events = [dict(base, choices=[{"index": 0, "delta": d, "finish_reason": None}]) for d in deltas]
     events.append(dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]))
     events.append(dict(base, choices=[], usage={"prompt_tokens": 120, "completion_tokens": 5, "total_tokens": 125}))
@@ -138,7 +142,9 @@ class StubProtocol(asyncio.Protocol):
 
 
 def serve_main(args: argparse.Namespace) -> None:
+    global ANSWER_STYLE
     StubProtocol.latency_s = args.latency_ms / 1000.0
+    ANSWER_STYLE = args.answer_style
 
     async def main() -> None:
         server = await asyncio.get_running_loop().create_server(StubProtocol, "127.0.0.1", 0, backlog=1024)
@@ -156,9 +162,10 @@ def serve_main(args: argparse.Namespace) -> None:
 class StubServer:
     """The stub in its own process (so its CPU is not the client's)."""
 
-    def __init__(self, latency_ms: float):
+    def __init__(self, latency_ms: float, answer_style: str = "number"):
         self.latency_ms = latency_ms
-        self.proc = subprocess.Popen([sys.executable, __file__, "serve", "--latency-ms", str(latency_ms)],
+        self.proc = subprocess.Popen([sys.executable, __file__, "serve", "--latency-ms", str(latency_ms),
+                                      "--answer-style", answer_style],
                                      stdout=subprocess.PIPE, text=True)
         self.port = int(self.proc.stdout.readline())
         self.url = f"http://127.0.0.1:{self.port}/v1"
@@ -390,6 +397,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     sub = parser.add_subparsers(dest="mode")
     s = sub.add_parser("serve", help="(internal) run the stub server; prints its port")
     s.add_argument("--latency-ms", type=float, default=0.0)
+    s.add_argument("--answer-style", choices=("number", "letter"), default="number")
     b = sub.add_parser("bare", help="(internal) the bare aiohttp client")
     b.add_argument("--url", required=True)
     b.add_argument("--data-dir", required=True)

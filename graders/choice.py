@@ -146,8 +146,10 @@ _ZH_CUE = re.compile(
 )
 _EN_CUE = re.compile(
     r"\b(?:"
-    r"(?:the\s+)?(?:correct|right|final|best|most\s+likely|only\s+correct|true)?\s*"
-    r"(?:answer|option|choice)s?(?:\s+here)?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be)"
+    r"(?:the\s+)?(?:(?:correct|right|final|best|most\s+likely|only\s+correct|true)\s+)?answers?"
+    r"(?:\s+here)?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be)"
+    r"|(?:the\s+)?(?:correct|right|best|true|only\s+correct)\s+(?:option|choice)s?"
+    r"(?:\s+here)?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be)"
     r"|(?:final\s+|correct\s+)?answers?\s*[:=]|correct\s+(?:option|choice)\s*[:=]"
     r"|i(?:\s+would|\s+will|'d)?\s+(?:choose|pick|select|go\s+with)"
     r"|(?:therefore|thus|hence|so)\s*,?(?=\s*(?:option\s+)?\(?[A-J]\)?\s*(?:[.。!]|$))"

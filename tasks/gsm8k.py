@@ -28,6 +28,8 @@ def gold_number(solution: str) -> str | None:
 
 
 def load(opts: LoadOptions) -> list[Item]:
+    if set(opts.subsets) - {"test"}:
+        raise BadDataError(f"gsm8k: unknown subset(s) {sorted(set(opts.subsets) - {'test'})}; valid: test")
     if opts.data_dir is not None:
         path = require_file(opts.data_dir, "gsm8k/test.jsonl", "gsm8k")
         rows, where = read_jsonl(path), str(path)

@@ -281,6 +281,26 @@ def test_cloze_items_go_to_the_math_grader(loaded):
     assert get_pack("agieval").grade(item, "所以 $a=\\boxed{3}$").equal is False
 
 
+def test_online_sources_are_pinned_original_files():
+    from evalsuite.tasks import agieval, ceval, cmmlu
+
+    online = LoadOptions(data_dir=None)
+    assert agieval._location(online, "logiqa-zh") == (
+        "https://raw.githubusercontent.com/ruixiangcui/AGIEval/4673402118fa180356be106f0fc73350bd5bc7df"
+        "/data/v1_1/logiqa-zh.jsonl")
+    assert cmmlu._location(online, "test", "arts").endswith("/CMMLU/d6e7b716d8ac694f38969a6c0407437d1fded799"
+                                                            "/data/test/arts.csv")
+    assert ceval._location(online, "val", "law") == f"zip://val/law_val.csv::{ceval.HUB_ZIP}"
+
+
+def test_tasks_command_lists_the_exam_packs_with_counts(run_cli):
+    r = run_cli("tasks", timeout=120)
+    assert r.returncode == 0, r.stderr
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)\s+(\d+)\s", r.stdout, re.MULTILINE)}
+    assert {k: counts.get(k) for k in ("agieval", "ceval", "cmmlu", "agieval-zh1200", "ceval220-cmmlu200")} == {
+        "agieval": 7272, "ceval": 1346, "cmmlu": 11582, "agieval-zh1200": 1200, "ceval220-cmmlu200": 420}
+
+
 # --- end to end against the llama.cpp test server ------------------------------------------
 
 @pytest.mark.llama
