@@ -427,17 +427,24 @@ def prepare_run_dir(settings: RunSettings, manifest: dict[str, Any]) -> tuple[di
     return manifest, {}
 
 
-def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> tuple[list[dict], dict]:
-    from .analysis.summary import summarize
+BULKY_FIELDS = ("messages", "prompt", "logprobs", "answer", "reasoning", "server_timings")
 
-    records = compact_records(run_dir, item_ids) if status == "finished" else read_records(run_dir / RECORDS)
+
+def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> dict:
+    """Compact records.jsonl (finished runs), then write manifest, summary and parquet.
+    Streams the records: the summary reads them without their bulky text fields."""
+    from .analysis.summary import summarize
+    from .store import iter_record_lines
+
+    if status == "finished":
+        compact_records(run_dir, item_ids)
     manifest = dict(manifest, status=status, ended_at=now_iso())
     write_json_atomic(run_dir / MANIFEST, manifest)
-    summary = summarize(manifest, records)
+    summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS))
     write_json_atomic(run_dir / SUMMARY, summary)
     if status == "finished":
-        write_parquet(run_dir, records)
-    return records, summary
+        write_parquet(run_dir, iter_record_lines(run_dir / RECORDS))
+    return summary
 
 
 async def _run_async(settings: RunSettings) -> int:
@@ -468,7 +475,7 @@ async def _run_async(settings: RunSettings) -> int:
             writer.close()
             progress.finish()
             # status stays "interrupted" when we leave through a cancellation (Ctrl-C, SIGTERM)
-            records, summary = finish_run(settings.run_dir, manifest, [i.id for i in items], status)
+            summary = finish_run(settings.run_dir, manifest, [i.id for i in items], status)
         if scheduler.stopped_reason:
             print(f"\nstopped: {scheduler.stopped_reason}\nnothing recorded was lost; when the endpoint is back:\n  "
                   f"{resume_command(settings.argv, settings.run_dir)}", file=sys.stderr)

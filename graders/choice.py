@@ -36,12 +36,15 @@ MIN_OPTION_TEXT = 2             # shorter option texts ("1", "是") are never ma
 
 _LATEX_WRAPPERS = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mathit|textit|operatorname)\s*\{([^{}]{0,200})\}")
 _EMPHASIS = re.compile(r"\*+|_{2,}|`+|#+\s")
+_WHITESPACE = re.compile(r"\s+")
 
 
 def _normalise(response: str) -> str:
     """NFKC turns full-width letters and punctuation (Ｃ （ ： ，) into ASCII; markup goes."""
     text = unicodedata.normalize("NFKC", response[-MAX_RESPONSE_CHARS:])
-    text = text.replace("\r\n", "\n")
+    # every run of whitespace becomes one character, so the patterns' neighbouring \s* cannot
+    # backtrack over long runs (quadratic or worse on untrusted text)
+    text = _WHITESPACE.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
     text = _LATEX_WRAPPERS.sub(r"\1", text)
     text = _EMPHASIS.sub("", text)
     return text.replace("$", "")

@@ -45,12 +45,12 @@ COUNTS = {  # rows per file (MANIFEST.md); 7272 in all
 
 # --- the prompts (0-shot, in the item's language) ------------------------------------------
 
-ZH_CHOICE_PROMPT = "{question}\n\n{options}\n\n{instruction}\n最后一行只写“答案：”和选项字母，例如“答案：{example}”。"
+ZH_CHOICE_PROMPT = "{question}\n\n{options}\n\n{instruction}\n最后一行只写“答案：<选项字母>”。"
 ZH_SINGLE = "请选出正确答案。"
-ZH_MULTI = "本题为多选题，有多个正确选项，请选出全部正确答案。"
-EN_CHOICE_PROMPT = "{question}\n\n{options}\n\n{instruction}\nOn the last line write only \"Answer: \" and the letter, for example \"Answer: {example}\"."
+ZH_MULTI = "本题为多选题，有多个正确选项，请选出全部正确答案，写出全部字母。"
+EN_CHOICE_PROMPT = "{question}\n\n{options}\n\n{instruction}\nOn the last line write only \"Answer: <letter>\"."
 EN_SINGLE = "Choose the correct answer."
-EN_MULTI = "More than one option is correct; choose all the correct answers."
+EN_MULTI = "More than one option is correct; choose all the correct answers and write all their letters."
 ZH_CLOZE_PROMPT = "{question}\n\n请解答这道题，并把最终答案写在 \\boxed{{}} 中。"
 EN_CLOZE_PROMPT = "{question}\n\nSolve the problem and put the final answer in \\boxed{{}}."
 
@@ -68,8 +68,7 @@ def prompt(item: Item) -> list[dict[str, str]]:
         multi = len(item.gold) > 1  # the exam paper itself marks multi-select questions
         text = (ZH_CHOICE_PROMPT if zh else EN_CHOICE_PROMPT).format(
             question=item.question, options=format_options(item.choices),
-            instruction=(ZH_MULTI if multi else ZH_SINGLE) if zh else (EN_MULTI if multi else EN_SINGLE),
-            example="AC" if multi else "C")
+            instruction=(ZH_MULTI if multi else ZH_SINGLE) if zh else (EN_MULTI if multi else EN_SINGLE))
     return [{"role": "user", "content": text}]
 
 

@@ -87,7 +87,7 @@ COUNT = 1346  # val rows (MANIFEST.md)
 
 PROMPT = ("以下是中国关于{subject}考试的单项选择题，请选出其中的正确答案。\n\n"
           "{question}\n{options}\n\n"
-          "最后一行只写“答案：”和选项字母，例如“答案：C”。")
+          "最后一行只写“答案：<选项字母>”。")
 ANSWER_LINE = "答案：{letter}"  # the assistant turn of a few-shot example
 TEMPLATE = PROMPT + "\n---\n" + ANSWER_LINE
 

@@ -114,7 +114,7 @@ COUNT = 11582  # test rows (MANIFEST.md)
 
 PROMPT = ("以下是关于{subject}的单项选择题，请选出正确答案。\n\n"
           "{question}\n{options}\n\n"
-          "最后一行只写“答案：”和选项字母，例如“答案：C”。")
+          "最后一行只写“答案：<选项字母>”。")
 ANSWER_LINE = "答案：{letter}"  # the assistant turn of a few-shot example
 TEMPLATE = PROMPT + "\n---\n" + ANSWER_LINE
 

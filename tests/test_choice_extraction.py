@@ -43,3 +43,6 @@ def test_huge_untrusted_answers_are_cut_and_still_read():
     assert len(flood) > MAX_RESPONSE_CHARS
     # a run of letters before a word used to cost quadratic time in the option-correct pattern
     assert extract_choice("A、B、" * 5_000 + "不对", ("w", "x", "y", "z"))[0] is None
+    # long whitespace runs used to make neighbouring \s* patterns backtrack for minutes
+    assert extract_choice("A" + " " * 19_000 + "x", ("w", "x", "y", "z"))[0] is None
+    assert extract_choice("答案" + " \t" * 9_000 + "\n C", ("w", "x", "y", "z"))[0] == "C"
