@@ -42,6 +42,7 @@ _WHITESPACE = re.compile(r"\s+")
 def _normalise(response: str) -> str:
     """NFKC turns full-width letters and punctuation (Ｃ （ ： ，) into ASCII; markup goes."""
     text = unicodedata.normalize("NFKC", response[-MAX_RESPONSE_CHARS:])
+    text = "".join(" " if unicodedata.category(c) == "Cc" and c not in "\n\t" else c for c in text)
     # every run of whitespace becomes one character, so the patterns' neighbouring \s* cannot
     # backtrack over long runs (quadratic or worse on untrusted text)
     text = _WHITESPACE.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
@@ -145,7 +146,7 @@ _ZH_CUE = re.compile(
     r"(?<![不非未别勿])"
     r"(?:(?:正确答案|最终答案|参考答案|标准答案|答案|正确选项|最佳选项|正确的选项|正确的是|应当选|应该选|应选|故选|"
     r"所以选|因此选|综上选|我选|本题选|选)择?|答(?=\s*[:：]))"
-    r"\s*[】\]]?\s*(?:应该|应当|应|就|也)?\s*(?:是|为|选|选择)?\s*[:：]?\s*(?:选项|选)?\s*"
+    r"\s*[】\]>]?\s*(?:应该|应当|应|就|也)?\s*(?:是|为|选|选择)?\s*[:：]?\s*(?:选项|选)?\s*"
 )
 _EN_CUE = re.compile(
     r"\b(?:"
@@ -170,6 +171,10 @@ _NEGATED = re.compile(r"(?:not|n't|不是|不选|排除|非|除了|except|rather
 # "首先分析A选项", "let us check option B": a letter being examined, not chosen
 _EXAMINING = re.compile(r"(?:分析|先看|再看|来看|考虑|检查|consider|check|look\s+at|examine|evaluate|start\s+with)"
                         r"\s*(?:一下)?\s*(?:选项|option)?\s*\(?$", re.IGNORECASE)
+# a letter standing alone between words, spaces or ordinary punctuation ("是C。", "it's B."),
+# not inside symbol noise ("@D^")
+_LONE_LETTER = re.compile(r"(?:^|(?<=[\s(\[【（《“\"':：,，、。;；\u4e00-\u9fff]))([A-J])"
+                          r"(?=$|[\s)\]】）》”\"'.。,，、:：;；!！?？\u4e00-\u9fff])")
 _ARTICLE = re.compile(r"A\s+(?!(?:or|and|nor|is|was|are|to|vs)\b)[a-z]")
 
 
@@ -328,7 +333,7 @@ def _rule_lone_letter(text: str, valid: str) -> Decision | None:
         return None
     line = lines[-1]
     found = []
-    for match in re.finditer(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])", line):
+    for match in _LONE_LETTER.finditer(line):
         letter = match.group(1)
         before = line[max(0, match.start() - 16): match.start()]
         if letter not in valid or _NEGATED.search(before) or _EXAMINING.search(before):
