@@ -234,8 +234,27 @@ class Endpoint:
 
     async def complete(self, request: Request, model: str, decoding: Decoding) -> Response:
         """One attempt, bounded by the per-request timeout. Raises EndpointError."""
+        progress = {"opened": False, "events": 0}
         try:
-            return await asyncio.wait_for(self._stream(request, model, decoding), timeout=self.timeout)
+            try:
+                return await asyncio.wait_for(self._stream(request, model, decoding, progress=progress), timeout=self.timeout)
+            except (EndpointError, asyncio.TimeoutError) as e:
+                dropped = isinstance(e, EndpointError) and e.kind == "stream_broken"
+                stalled = isinstance(e, asyncio.TimeoutError) and progress["opened"]
+                if progress["events"] or not (dropped or stalled):
+                    raise
+                # llama-cpp-python answers a prompt longer than its context with HTTP 200 and an
+                # event stream that stays empty (it ends, hangs until the timeout, or the
+                # connection is reset before any event); the same
+                # request unstreamed says why (a 400 naming the context length), so the item is
+                # recorded as what it is, not as a torn stream or a timeout.
+                try:
+                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=self.timeout)
+                except EndpointError as again:
+                    if again.kind != "stream_broken":
+                        raise
+                    # the pooled keep-alive connection it went out on was the broken one: once more, fresh
+                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=self.timeout)
         except asyncio.TimeoutError:
             raise EndpointError("timeout", f"no complete response within {self.timeout:g} s") from None
         except EndpointError as e:
@@ -248,7 +267,8 @@ class Endpoint:
         """`text` with this endpoint's API key replaced (for messages shown or written)."""
         return redact_secret(text, self._secret)
 
-    async def _stream(self, request: Request, model: str, decoding: Decoding) -> Response:
+    async def _stream(self, request: Request, model: str, decoding: Decoding, streamed: bool | None = None,
+                      progress: dict[str, Any] | None = None) -> Response:
         import openai
 
         started_at = now_iso()
@@ -285,6 +305,7 @@ class Endpoint:
         logprobs: list[dict[str, Any]] | None = [] if decoding.logprobs is not None else None
         response_model = None
         ttft = ttfa = None
+        events = 0
         opened = False  # response headers received: a connection error after this is a torn stream, not a down server
         splitter = _ThinkSplitter()
         def absorb(field_reasoning: str | None, content: str | None, lp: Any, finish: str | None) -> None:
@@ -316,7 +337,7 @@ class Endpoint:
 
         try:
             create = self.sdk.chat.completions.create if self.api == "chat" else self.sdk.completions.create
-            if not self.stream:
+            if not (self.stream if streamed is None else streamed):
                 # One JSON response: usage is there even where a server's stream lacks it,
                 # but there is no time to first token.
                 del params["stream"], params["stream_options"]
@@ -345,8 +366,13 @@ class Endpoint:
                 stream = await self.sdk.post("/chat/completions" if self.api == "chat" else "/completions", body=body,
                                              cast_to=object, stream=True, stream_cls=AsyncStream[object])
                 opened = True
+                if progress is not None:
+                    progress["opened"] = True
                 try:
                     async for chunk in stream:
+                        events += 1
+                        if progress is not None:
+                            progress["events"] = events
                         if not isinstance(chunk, dict):
                             raise TypeError(f"stream event is not a JSON object: {str(chunk)[:200]}")
                         response_model = response_model or chunk.get("model")
@@ -363,19 +389,19 @@ class Endpoint:
                             else:
                                 absorb(None, choice.get("text"), choice.get("logprobs"), choice.get("finish_reason"))
                 finally:
-                    await stream.close()
+                    await _close_quietly(stream)
         except openai.APIStatusError as e:
             raise classify_status(e.status_code, _error_message(e), e.response.headers.get("retry-after")) from None
-        except openai.APITimeoutError as e:
-            if not _refused_or_cut(e):
+        except openai.APIConnectionError as e:  # APITimeoutError included
+            kind = _connection_kind(e, opened)
+            if kind == "timeout":
                 raise EndpointError("timeout", f"request timed out after {self.timeout:g} s") from None
-            if opened:
-                raise EndpointError("stream_broken", f"connection cut mid-stream: {_root(e)}") from None
-            raise EndpointError("connection", f"cannot reach {self.url}: {_root(e)}") from None
-        except openai.APIConnectionError as e:
-            if opened:  # the server answered, then the connection was cut mid-stream: retried like a 5xx
-                raise EndpointError("stream_broken", f"connection cut mid-stream: {e.__cause__ or e}") from None
-            raise EndpointError("connection", f"cannot reach {self.url}: {e.__cause__ or e}") from None
+            if kind == "connection":
+                raise EndpointError("connection", f"cannot reach {self.url}: {_root(e)}") from None
+            # the server took the connection, then dropped it: it is up, so this item uses up
+            # its retries like a 5xx instead of waiting for a "down" server (--max-downtime)
+            raise EndpointError("stream_broken", f"connection {'cut mid-stream' if opened else 'reset before any answer'}: "
+                                                 f"{_root(e)}") from None
         except (openai.APIError, json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
             raise EndpointError("stream_broken", f"broken response stream: {type(e).__name__}: {e}") from None
         except Exception as e:  # httpx2 read errors mid-stream (torn connection) and the like
@@ -388,7 +414,8 @@ class Endpoint:
         if ans:
             answer.append(ans)
         if finish_reason is None:
-            raise EndpointError("stream_broken", "the stream ended without a finish_reason")
+            raise EndpointError("stream_broken", "the stream ended without a finish_reason"
+                                + ("" if events else " (HTTP 200 with no events at all)"))
         answer_text = "".join(answer)
         reasoning_text = "".join(reasoning) if reasoning else None
         if not answer_text.strip() and not (reasoning_text or "").strip() and finish_reason != "length":
@@ -399,6 +426,16 @@ class Endpoint:
             timing={"started_at": started_at, "ttft_s": ttft, "ttfa_s": ttfa, "total_s": total},
             server_timings=server_timings, logprobs=logprobs, model=response_model, endpoint=self.url,
         )
+
+
+async def _close_quietly(stream: Any) -> None:
+    """Close a stream without waiting on the server: the SDK drains what is left of the body
+    on close, which never ends when a server leaves a broken stream open (llama-cpp-python
+    does after an error inside its generator), and a timed-out request must not hang there."""
+    try:
+        await asyncio.wait_for(stream.close(), timeout=1.0)
+    except Exception:  # timed out or failed: the connection is dropped, not reused
+        pass
 
 
 def _http_client(timeout: float):
@@ -424,17 +461,26 @@ def _root(e: BaseException) -> BaseException:
     return list(_chain(e))[-1]
 
 
-def _refused_or_cut(e: BaseException) -> bool:
-    """The aiohttp transport reports a refused or dropped connection as a timeout: look at
-    what really happened, so that a server that is down counts as down, not slow."""
+def _connection_kind(e: BaseException, opened: bool) -> str:
+    """timeout, connection (nothing listens: the server is down) or dropped (it took the
+    connection, then closed it). The SDK's aiohttp transport reports a refused connection as
+    a timeout, so the exception's cause chain decides, not its class."""
     chain = list(_chain(e))[1:]
     if any(isinstance(c, TimeoutError) for c in chain):  # a real timeout (aiohttp's included)
-        return False
+        return "timeout"
     try:
-        from aiohttp import ClientConnectionError
+        from aiohttp import ClientConnectionError, ClientConnectorError
     except ImportError:
-        ClientConnectionError = ConnectionError
-    return any(isinstance(c, (ConnectionError, ClientConnectionError)) for c in chain)
+        ClientConnectionError = ClientConnectorError = ConnectionRefusedError
+    refused = any(isinstance(c, (ConnectionRefusedError, ClientConnectorError)) or type(c).__name__ == "ConnectError"
+                  for c in chain)
+    if refused and not opened:
+        return "connection"
+    if any(isinstance(c, (ConnectionError, ClientConnectionError)) for c in chain) or opened:
+        return "dropped"
+    import openai
+
+    return "timeout" if isinstance(e, openai.APITimeoutError) else "connection"
 
 
 def usage_dict(usage: Any) -> dict[str, int | None]:

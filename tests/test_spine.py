@@ -154,3 +154,26 @@ def test_nothing_answering_says_how_to_start_a_server(run_cli, data_dir, tmp_pat
     assert r.returncode == 2
     assert "nothing answers" in r.stderr and "llama-server" in r.stderr
     assert not (tmp_path / "run" / "records.jsonl").exists()
+
+
+def test_prompt_longer_than_the_context_is_a_context_length_error(llama_server, run_cli, tmp_path):
+    """llama-cpp-python streams HTTP 200 with no events for an over-long prompt; the record
+    must say context_length (not a torn stream), and the item is not retried as one."""
+    data = tmp_path / "data" / "gsm8k"
+    data.mkdir(parents=True)
+    rows = [{"question": "What is 2 + 2?", "answer": "2 + 2 = 4\n#### 4"},
+            {"question": "hello " * 3000, "answer": "#### 1"}]
+    (data / "test.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    run_dir = tmp_path / "run"
+    # --timeout: llama-cpp-python may leave that empty stream open instead of ending it
+    r = run_cli("run", "gsm8k", "--endpoint", llama_server.url, "--data-dir", tmp_path / "data",
+                "--run-dir", run_dir, "--timeout", 5, *COMMON)
+    assert r.returncode == 1, r.stderr  # finished, one item in error
+    records = {rec["id"]: rec for rec in read_lines(run_dir / "records.jsonl")}
+    assert records["test/0"]["outcome"] != "error"
+    assert records["test/1"]["outcome"] == "error"
+    assert records["test/1"]["error"]["kind"] == "context_length"
+    assert "context" in records["test/1"]["error"]["message"]
+    assert records["test/1"]["attempts"] == 1
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["errors_by_kind"] == {"context_length": 1}
