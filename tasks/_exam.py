@@ -1,9 +1,10 @@
 """Helpers shared by the exam packs (agieval, ceval, cmmlu) and their presets.
 
-Reading: every file goes through HF `datasets` ("json" / "csv" builders), a local path
-offline or a pinned URL online, so both read the same bytes the same way. The builders'
-Arrow cache goes to a temporary folder that is removed before the loader returns: nothing
-is cached on disk outside the run.
+Reading: local files (a data folder) with the standard library's json and csv readers,
+like every pack (tasks/_data.py: exact for these formats, offline, and without the ~1.5
+CPU-seconds of importing `datasets`); pinned URLs online through HF `datasets` ("json" /
+"csv" builders), whose Arrow cache goes to a temporary folder removed before the loader
+returns. Either way every cell comes back as the file's text: the tests compare both.
 Choosing: subsets by name or group, then a seeded stratified subsample (tasks.pack.seeded_sample).
 Grading: graders.choice.extract_choice, then a set comparison of letters.
 """
@@ -33,8 +34,19 @@ def _datasets_cache() -> Iterator[str]:
         yield cache_dir
 
 
+def _is_url(location: str) -> bool:
+    return location.startswith(("http://", "https://", "hf://"))
+
+
 def read_jsonl(location: str) -> list[dict[str, Any]]:
     """The rows of one JSON-lines file (path or URL), in file order."""
+    if not _is_url(location):
+        from pathlib import Path
+
+        from ._data import read_jsonl as read_local_jsonl
+        if not Path(location).is_file():
+            raise BadDataError(f"{location}: file not found")
+        return read_local_jsonl(Path(location))
     import datasets
 
     with _datasets_cache() as cache_dir:
@@ -53,6 +65,8 @@ def read_csv_files(locations: Mapping[str, str], columns: Sequence[str]) -> dict
     Only `columns` are read (the CMMLU index column and C-Eval explanations are not); a file
     without one of them is a BadDataError naming it. One builder call reads all files.
     """
+    if not any(_is_url(loc) for loc in locations.values()):
+        return {key: _read_local_csv(loc, columns) for key, loc in locations.items()}
     import datasets
     from datasets import Features, Value
 
@@ -69,6 +83,25 @@ def read_csv_files(locations: Mapping[str, str], columns: Sequence[str]) -> dict
             _raise_for_first_bad_csv(locations, load)
             raise
         return {key: tables[split_of[key]].to_list() for key in locations}
+
+
+def _read_local_csv(location: str, columns: Sequence[str]) -> list[dict[str, str]]:
+    import csv
+    from pathlib import Path
+
+    if not Path(location).is_file():
+        raise BadDataError(f"{location}: file not found")
+    try:
+        # newline="": csv handles CRLF and line breaks inside quoted fields (C-Eval has both)
+        with open(location, encoding="utf-8-sig", newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in columns if c not in (reader.fieldnames or [])]
+            if missing:
+                raise BadDataError(f"{location}: cannot read as CSV: no column(s) {missing} "
+                                   f"(header: {reader.fieldnames})")
+            return [{c: (row.get(c) or "") for c in columns} for row in reader]
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise BadDataError(f"{location}: cannot read as CSV: {type(exc).__name__}: {exc}") from None
 
 
 def _raise_for_first_bad_csv(locations: Mapping[str, str], load: Any) -> None:

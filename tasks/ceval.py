@@ -2,7 +2,7 @@
 
 Data: ceval/{val,dev}/<subject>_{val,dev}.csv with header id,question,A,B,C,D,answer
 (dev adds explanation). The files have CRLF line ends and CRLF inside quoted fields: a real
-CSV parser reads them (pandas, through `datasets`) and text is stored with LF line ends.
+CSV parser reads them (Python's csv module) and text is stored with LF line ends.
 The test split has no answers and is not used.
 Item ids are "<subject>/<row index in file>" (0-based; equal to the file's `id` column).
 `--fewshot K` (K <= 5) puts the first K dev rows of the same subject before the question, as

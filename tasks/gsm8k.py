@@ -41,7 +41,7 @@ def load(opts: LoadOptions) -> list[Item]:
         if not row.get("question") or gold is None:
             if opts.skip_bad_rows:
                 continue
-            raise BadDataError(f"{where}: row {index + 1} has no question or no '#### answer' "
+            raise BadDataError(f"{where}: row {index} (line {index + 1}) has no question or no '#### answer' "
                                f"(use --skip-bad-rows to go on without it)")
         items.append(Item(id=f"test/{index}", subset="test", question=row["question"], gold=gold))
     if opts.per_subset:

@@ -32,7 +32,7 @@ def load(opts: LoadOptions) -> list[Item]:
         if not row.get("problem") or row.get("answer") in (None, ""):
             if opts.skip_bad_rows:
                 continue
-            raise BadDataError(f"{where}: row {index + 1} has no problem or no answer "
+            raise BadDataError(f"{where}: row {index} (line {index + 1}) has no problem or no answer "
                                f"(use --skip-bad-rows to go on without it)")
         subject = row.get("subject") or "unknown"
         # unique_id ("test/precalculus/807.json") is MATH's own stable name for the problem

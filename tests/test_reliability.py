@@ -500,7 +500,7 @@ def test_bad_rows_are_named_and_skip_bad_rows_goes_on(healthy_server, data_dir, 
     (bad / "gsm8k" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     args = ["run", "gsm8k", "--endpoint", healthy_server.url, "--data-dir", bad]
     err = refused(healthy_server, *args, "--run-dir", tmp_path / "r")
-    assert str(bad / "gsm8k" / "test.jsonl") in err and "row 3" in err and "--skip-bad-rows" in err
+    assert str(bad / "gsm8k" / "test.jsonl") in err and "row 2 (line 3)" in err and "--skip-bad-rows" in err
 
     ok = run_evalsuite(*args, "--skip-bad-rows", "--run-dir", tmp_path / "skipped", "--quiet")
     assert ok.returncode in (0, 1), ok.stderr
