@@ -297,12 +297,15 @@ def gate(
     diff: Optional[Path] = typer.Option(None, help="JSON from `evalsuite diff --json`; its counts.real is checked."),
     max_real: Optional[int] = typer.Option(None, help="With --diff: fail when more than this many real divergences (default 0)."),
     junit: Optional[Path] = typer.Option(None, help="Write a JUnit XML report here."),
+    max_errors: Optional[str] = typer.Option(None, help="Fail when more candidate items errored than this: a count, or a percentage like 2% (default: no more than the baseline)."),
+    allow_underpowered: bool = typer.Option(False, help="Run a gate too small to detect --max-drop anyway (a loud warning instead of exit 2)."),
 ) -> None:
     """CI gate: exit 0 pass, 1 fail, 2 unusable input. Defaults may live in pyproject.toml [tool.evalsuite.gate]."""
     from .analysis.gate import gate_main
 
     raise typer.Exit(gate_main(baseline, candidate, max_drop=max_drop, alpha=alpha, min_items=min_items,
-                               diff=diff, max_real=max_real, junit=junit))
+                               diff=diff, max_real=max_real, junit=junit, max_errors=max_errors,
+                               allow_underpowered=allow_underpowered))
 
 
 @app.command()
