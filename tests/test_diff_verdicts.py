@@ -141,3 +141,14 @@ def test_diff_json_names_its_runs(tmp_path):
     assert why and "candidate" in why and "started_at" in why
     del data["baseline"]["started_at"]
     assert "older evalsuite" in diff_json_mismatch(data, load_run(b), load_run(c))
+
+
+def test_divergence_after_earlier_non_greedy_tokens_is_not_greedy(tmp_path):
+    # a repeat penalty changed an earlier choice (both runs alike); at the divergence the raw
+    # margin 1.0 would read "real", but the penalised choice was what was close
+    head = [tok("a", -0.1, [("a", -0.1)]), tok("b", -0.9, [("q", -0.6), ("b", -0.9)])]
+    base = head + [tok("c", -0.5, [("c", -0.5), ("d", -1.5)])] + plain(["e"])
+    cand = head + [tok("d", -0.5, [("d", -0.5), ("c", -1.5)])] + plain(["f"])
+    _, item = pair(tmp_path, base, cand)
+    assert item.verdict == "not_greedy" and "earlier position" in item.reason
+    assert item.margin == pytest.approx(1.0)

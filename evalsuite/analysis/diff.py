@@ -208,6 +208,18 @@ def not_top1_count(entries: Sequence[dict[str, Any]] | None) -> int:
     return count
 
 
+def _earlier_not_greedy(tb: Sequence[Tok], tc: Sequence[Tok] | None, j: int) -> str | None:
+    """When a run's tokens before the divergence were not its own top-1, its sampler changed
+    choices (a repeat penalty): the raw logprobs no longer say how close this choice was."""
+    counts = [(side, sum(1 for t in toks[:j] if (_own_rank(t) or 1) > 1))
+              for side, toks in (("baseline", tb), ("candidate", tc)) if toks is not None]
+    bad = [f"the {side} at {n} earlier position(s)" for side, n in counts if n]
+    if not bad:
+        return None
+    return ("tokens were not the run's own top-1 before this point (" + ", ".join(bad) + "): its sampler changed "
+            "choices, so the logprobs do not say how close this one was. Fix: " + GREEDY_FIX)
+
+
 def _own_rank(t: Tok) -> int | None:
     """The emitted token's rank in its own top-k (1 = greedy), None when it cannot be read."""
     if t.logprob is None or not t.top or t.opaque:
@@ -622,6 +634,10 @@ def _divergence(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, 
             margin = (b.logprob - found.logprob) if side == "baseline" and found.logprob is not None else None
             return ItemDiff(item_id, "not_greedy", not_greedy_reason(side, t.text, rank, margin), margin=margin,
                             notes=tuple(notes), **common)
+    earlier = _earlier_not_greedy(tb, tc, j)
+    if earlier:
+        margin = (b.logprob - found.logprob) if found.logprob is not None else None
+        return ItemDiff(item_id, "not_greedy", earlier, margin=margin, notes=tuple(notes), **common)
     if not found.in_top:
         bound = _bound(b, k)
         return ItemDiff(item_id, "real", f"the candidate token {c.text!r} is not in the baseline's top-{k or len(b.top)}"
@@ -682,6 +698,9 @@ def _diff_by_text(item_id: str, tb: list[Tok], base: dict[str, Any], cand: dict[
         rank = _own_rank(t)
         if rank is not None and rank > 1:
             return ItemDiff(item_id, "not_greedy", not_greedy_reason("baseline", t.text, rank, None), **common)
+        earlier = _earlier_not_greedy(tb, None, j)
+        if earlier:
+            return ItemDiff(item_id, "not_greedy", earlier, **common)
         if not fits:
             if any(a.text == "" for a in t.top) or t.logprob is None or not t.top:
                 return ItemDiff(item_id, "undetermined", "the candidate's token here is not known (no logprobs) and "
@@ -869,10 +888,17 @@ def check_comparable(base_manifest: dict[str, Any], cand_manifest: dict[str, Any
         if dec_b.get(k) != dec_c.get(k):
             (notes if k in REPORTING_DECODING_KEYS else problems).append(f"decoding.{k}: {dec_b.get(k)!r} vs {dec_c.get(k)!r}")
     eb_b, eb_c = dec_b.get("extra_body") or {}, dec_c.get("extra_body") or {}
+    # settings evalsuite sent to make one engine's temperature 0 greedy (docs/lossless.md)
+    neutral_b = ((base_manifest.get("engine") or {}).get("neutral_sent") or {})
+    neutral_c = ((cand_manifest.get("engine") or {}).get("neutral_sent") or {})
     for k in sorted(set(eb_b) | set(eb_c)):
         if eb_b.get(k) != eb_c.get(k):
             line = f"extra_body.{k}: {eb_b.get(k)!r} vs {eb_c.get(k)!r}"
-            if k in ENGINE_KEYS:
+            neutral_only = all(k not in eb or (k in sent and eb[k] == sent[k])
+                               for eb, sent in ((eb_b, neutral_b), (eb_c, neutral_c)))
+            if neutral_only:
+                notes.append(line + " (sent by evalsuite to make an engine's temperature 0 greedy: allowed)")
+            elif k in ENGINE_KEYS:
                 notes.append(line + " (speculation/engine setting: allowed)")
             else:
                 problems.append(line + " (changes decoding; allowed keys: " + ", ".join(sorted(ENGINE_KEYS)) + ")")
