@@ -17,6 +17,8 @@ from conftest import requires_llama
 from llama_server import LlamaServer
 from tiny_gguf import write_tiny_gguf
 
+from evalsuite.analysis.diff import VERDICTS
+
 pytestmark = [pytest.mark.llama, requires_llama]
 
 N_ITEMS = 60
@@ -36,7 +38,7 @@ def lossless(run_cli, tmp_path, data_dir, base_url, cand_url, name, *extra):
     lossless.stderr = proc.stderr
     print(proc.stdout[:3000], file=sys.stderr)
     data = json.loads(out_json.read_text())
-    assert sum(data["counts"][k] for k in ("identical", "near_tie", "suspicious", "real", "undetermined")) == N_ITEMS
+    assert sum(data["counts"][k] for k in VERDICTS) == N_ITEMS
     assert "<script" not in (tmp_path / f"{name}.html").read_text()
     return data
 
@@ -139,12 +141,17 @@ def test_server_default_sampler_is_named_not_greedy_never_real(tmp_path, tiny_mo
 def test_unstreamed_partial_bytes_blame_no_other_server(tmp_path, tiny_models, data_dir, run_cli):
     # --no-stream on llama-cpp-python: the text holds whole characters, the logprob tokens of
     # partial UTF-8 bytes read "". The reasons must not blame SGLang or llama-server drafts.
-    base, cand = servers(tiny_models("f32"), draft_candidate=False, candidate_path=tiny_models("q8_0"))
+    f32 = write_tiny_gguf(tmp_path / "flat-f32.gguf", dtype="f32", logit_scale=0.5)
+    q8 = write_tiny_gguf(tmp_path / "flat-q8_0.gguf", dtype="q8_0", logit_scale=0.5)
+    base, cand = servers(f32, draft_candidate=False, candidate_path=q8)
     try:
         data = lossless(run_cli, tmp_path, data_dir, base.url, cand.url, "nostream", "--no-stream")
     finally:
         base.stop(), cand.stop()
     for item in data["items"]:
-        assert "SGLang" not in item["reason"] and "draft" not in item["reason"], item["reason"]
-        assert item["class"] != "real" or (item["margin"] is not None and item["margin"] > 2 * TAU), item
-    assert data["counts"]["undetermined"] <= N_ITEMS // 4, data["summary"]
+        assert "SGLang" not in item["reason"] and "speculative" not in item["reason"], item["reason"]
+        assert "do not spell its text" not in item["reason"], item["reason"]
+        if item["class"] == "undetermined":
+            assert any(word in item["reason"] for word in OPAQUE_OR_STOP), item["reason"]
+    assert data["counts"]["real"] == 0 and data["counts"]["suspicious"] == 0, data["summary"]
+    assert data["counts"]["near_tie"] >= 3

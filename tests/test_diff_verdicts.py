@@ -152,3 +152,14 @@ def test_divergence_after_earlier_non_greedy_tokens_is_not_greedy(tmp_path):
     _, item = pair(tmp_path, base, cand)
     assert item.verdict == "not_greedy" and "earlier position" in item.reason
     assert item.margin == pytest.approx(1.0)
+
+
+def test_character_split_over_two_text_tokens_is_aligned(tmp_path):
+    # "x߱d": the bytes DF B1 of '߱' end one token ("x" + DF -> "x") and start the next
+    # (B1 + "d" -> "d"); the unstreamed text holds the whole character
+    def toks(last):
+        return [tok("x", -0.1, [("x", -0.1)]), tok("d", -0.2, [("d", -0.2)]), tok(last, -0.69, [(" 1", -0.69), (" 2", -0.70)])]
+    b = make_run(tmp_path / "b", records=[rec("main/0", answer="x߱d 1", logprobs=toks(" 1"))], decoding=LOGPROBS)
+    c = make_run(tmp_path / "c", records=[rec("main/0", answer="x߱d 2", logprobs=toks(" 2"))], decoding=LOGPROBS)
+    item = diff_runs(load_run(b), load_run(c)).items[0]
+    assert item.verdict == "near_tie" and item.token_index == 2, item.reason

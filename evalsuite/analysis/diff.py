@@ -154,38 +154,39 @@ def covers_text(tokens: Sequence[Tok], record: dict[str, Any]) -> bool:
     squash = lambda s: "".join(s.split())  # noqa: E731  the think-tag splitter may eat whitespace
     if squash(streamed) == squash(text):
         return True
-    return any(t.opaque for t in tokens) and spells_with_partial_bytes(tokens, squash(text), squash)
+    return lost_bytes_shape(tokens) and spells_with_partial_bytes(tokens, squash(text), squash)
+
+
+def lost_bytes_shape(tokens: Sequence[Tok]) -> bool:
+    """llama-cpp-python's token texts: no bytes and no ids, each token decoded alone with
+    errors="ignore", so the bytes of a character split over tokens are lost from them."""
+    return bool(tokens) and all(t.bytes is None and t.id is None for t in tokens)
 
 
 def spells_with_partial_bytes(tokens: Sequence[Tok], text: str, norm: Any = lambda s: s) -> bool:
-    """The tokens spell `text` when each run of partial-byte tokens ("" with no bytes or ids)
-    may stand for one or more non-ASCII characters. That is the shape of an unstreamed
-    llama-cpp-python response: its text is decoded whole, so it holds the characters the
-    tokens' own texts lost. Deterministic and linear: after such a run, the shortest skip of
-    non-ASCII characters after which the next token's text fits is taken."""
+    """The tokens spell `text` when, at partial-byte tokens ("" with no bytes or ids) or where
+    the next token's text does not follow, zero or more non-ASCII characters may be skipped:
+    an unstreamed llama-cpp-python response decodes its text whole, so it holds the characters
+    whose UTF-8 bytes were split over tokens (each token decoded alone lost them), and drops
+    bytes that form no character. The shortest skip after which the token's text fits is taken."""
     pos, pending = 0, False
     for t in tokens:
         if t.opaque:
             pending = True
             continue
         piece = norm(t.text)
-        if pending:
-            # at least one non-ASCII character for the partial bytes, then this token's text
-            end, found = pos, False
-            while end < len(text) and ord(text[end]) >= 0x80:
-                end += 1
-                if text.startswith(piece, end):
-                    found = True
-                    break
-            if not found:
-                return False
-            pos, pending = end, False
-        if not text.startswith(piece, pos):
+        if text.startswith(piece, pos):
+            pos, pending = pos + len(piece), False
+            continue
+        end = pos
+        while end < len(text) and ord(text[end]) >= 0x80:
+            end += 1
+            if text.startswith(piece, end):
+                break
+        else:
             return False
-        pos += len(piece)
-    if pending:
-        return pos < len(text) and all(ord(ch) >= 0x80 for ch in text[pos:])
-    return pos == len(text)
+        pos, pending = end + len(piece), False
+    return all(ord(ch) >= 0x80 for ch in text[pos:]) and (pending or pos == len(text))
 
 
 def not_top1_count(entries: Sequence[dict[str, Any]] | None) -> int:
@@ -505,7 +506,8 @@ def _uncovered_cause(tokens: Sequence[Tok], record: dict[str, Any]) -> str:
     if record.get("reasoning") and not any(t.part == "reasoning" for t in tokens):
         cause = "the server sent no logprobs for the reasoning (SGLang does this)"
     elif len(streamed) < len(text):
-        cause = "the server sent logprobs for fewer tokens than it generated (llama-server sends none for accepted draft tokens)"
+        cause = ("the server sent logprobs for fewer tokens than it generated (as llama-server does for accepted "
+                 "speculative tokens)")
     else:
         cause = "the logprob tokens spell more or other text than the response"
     rescore = (" `--rescore BASELINE_URL` can re-score the divergence" if record.get("prompt") else
