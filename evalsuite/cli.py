@@ -175,12 +175,13 @@ def diff_cmd(
     html: Optional[Path] = typer.Option(None, help="Write a self-contained HTML report here."),
     fail_on: Optional[str] = typer.Option(None, help="Exit 1 when any divergence at least this bad: real, suspicious or near-tie."),
     rescore: Optional[str] = typer.Option(None, help="Baseline endpoint URL: re-score undetermined divergences there (calls the server)."),
+    api_key_env: Optional[str] = typer.Option(None, help="With --rescore: environment variable holding the API key (default OPENAI_API_KEY)."),
 ) -> None:
     """Speculation on vs off (or any serving change): identical, near-tie flip, or real divergence, per item."""
     from .analysis.diff import diff_main
 
     raise typer.Exit(diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_out, html_path=html,
-                               fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo))
+                               fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo, api_key_env=api_key_env))
 
 
 @app.command()

@@ -314,7 +314,7 @@ def test_rescore_chat_run_stays_undetermined(tmp_path):
     assert any("chat run" in n for n in item.notes)
 
 
-def test_rescore_completions_run_on_loopback_server(tmp_path):
+def test_rescore_completions_run_on_loopback_server(tmp_path, monkeypatch):
     import http.server
     import threading
 
@@ -324,9 +324,17 @@ def test_rescore_completions_run_on_loopback_server(tmp_path):
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802
-            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            body = json.dumps({"choices": [{"text": "c", "logprobs": {"tokens": ["c"], "token_logprobs": [-0.70],
-                                                                      "top_logprobs": [{"b": -0.70, "c": -0.7004}]}}]})
+            seen.append((json.loads(self.rfile.read(int(self.headers["Content-Length"]))), self.headers.get("Authorization")))
+            if len(seen) == 1:   # a transient 503 first: the run's client retries it
+                self.send_response(503)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"error": {"message": "loading"}}')
+                return
+            body = json.dumps({"choices": [{"text": "c", "finish_reason": "length",
+                                            "logprobs": {"tokens": ["c"], "token_logprobs": [-0.70],
+                                                         "top_logprobs": [{"b": -0.70, "c": -0.7004}]}}],
+                               "usage": {"prompt_tokens": 3, "completion_tokens": 1}})
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -345,9 +353,13 @@ def test_rescore_completions_run_on_loopback_server(tmp_path):
         c = load_run(make_run(tmp_path / "c", records=[record("main/0", cand, **kw)], decoding=LOGPROBS, api="completions"))
         result = diff_runs(b, c)
         assert result.items[0].verdict == "undetermined"   # the baseline's own logprob is missing
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
         rescored = rescore_result(result, b, c, f"http://127.0.0.1:{server.server_port}/v1")
         item = rescored.items[0]
-        assert seen[0]["prompt"] == "Q: go\nA:a" and seen[0]["max_tokens"] == 1
+        assert len(seen) == 2                                    # retried after the 503
+        body, auth = seen[-1]
+        assert body["prompt"] == "Q: go\nA:a" and body["max_tokens"] == 1 and body["logprobs"] == 20
+        assert auth == "Bearer sk-test-key"                      # the API key, as `run` sends it
         assert rescored.rescored == 1 and item.verdict == "near_tie"
         assert item.margin == pytest.approx(0.0004) and "re-scored" in item.reason
     finally:

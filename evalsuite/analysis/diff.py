@@ -1000,7 +1000,7 @@ def tau_for(tau: float | None, precision: str | None) -> float:
 
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
               json_path: Any = None, html_path: Any = None, fail_on: str | None = None,
-              rescore_endpoint: str | None = None, echo=print) -> int:
+              rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None) -> int:
     """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
     import json
     import sys
@@ -1017,7 +1017,7 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
         result = diff_runs(runs[0], runs[1], tau_for(tau, precision))
         if rescore_endpoint:
             from ..rescore import rescore_result
-            result = rescore_result(result, runs[0], runs[1], rescore_endpoint)
+            result = rescore_result(result, runs[0], runs[1], rescore_endpoint, api_key_env)
         code = exit_code(result, fail_on)
     except (RunFolderError, DiffRefused, OutputError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
