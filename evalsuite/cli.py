@@ -207,6 +207,8 @@ def lossless(
     html: Optional[Path] = typer.Option(None, help="Write the HTML report here."),
     fail_on: Optional[str] = typer.Option(None, help="Exit 1 on: real, suspicious or near-tie."),
     rescore: bool = typer.Option(False, help="Re-score undetermined divergences on the baseline endpoint."),
+    resume: Optional[Path] = typer.Option(None, help="Continue an interrupted lossless run: its folder (or the baseline/candidate run folder in it)."),
+    retry_errors: bool = typer.Option(False, help="With --resume: ask again the items that ended in errors."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run a pack on a baseline and a candidate endpoint with logprobs, then diff them."""
@@ -218,7 +220,7 @@ def lossless(
         model=model, api=api, max_tokens=max_tokens, logprobs=logprobs, extra_body=extra_body,
         concurrency=concurrency, timeout=timeout, stream=stream, run_dir=run_dir, tau=tau, precision=precision,
         json_path=json_out, html_path=html, fail_on=fail_on, rescore=rescore, quiet=quiet,
-        argv=tuple(["evalsuite"] + sys.argv[1:])), echo=typer.echo))
+        argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors), echo=typer.echo))
 
 
 @app.command("svg-render")
