@@ -150,13 +150,16 @@ def regrade_cmd(
     """Re-grade stored answers with the current graders (no endpoint); list every changed verdict."""
     import json
 
+    from .analysis.outputs import OutputError, check_writable
     from .analysis.regrade import regrade, summarise
     from .store import RunFolderError, load_run
 
     try:
+        if json_out:
+            check_writable(json_out, "--json")
         n_records = len(load_run(run_dir).records)
         changes = regrade(run_dir, data_dir=data_dir)
-    except (RunFolderError, ValueError, KeyError) as e:
+    except (RunFolderError, OutputError, ValueError, KeyError) as e:
         _fail(str(e))
     for c in changes:
         typer.echo(f"{c.id}\t{c.old_equal} -> {c.new_equal}\t{c.old_extracted!r} -> {c.new_extracted!r}\t[{c.new_method}] {c.reason}")

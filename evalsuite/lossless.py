@@ -96,6 +96,15 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     if s.resume is not None and s.run_dir is not None and Path(s.run_dir) != lossless_root(s):
         print("error: give either --run-dir or --resume, not both", file=sys.stderr)
         return EXIT_USAGE
+    from .analysis.outputs import OutputError, check_writable
+
+    try:   # before the runs, not after an hour of them
+        for flag, path in (("--json", s.json_path), ("--html", s.html_path)):
+            if path:
+                check_writable(path, flag)
+    except OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     root = lossless_root(s)
     if s.resume is not None and not root.is_dir():
         print(f"error: cannot resume {s.resume}: no such folder", file=sys.stderr)
