@@ -64,9 +64,18 @@ def test_not_greedy_candidate_is_named(tmp_path):
     assert item.verdict == "not_greedy" and "candidate's token 'c'" in item.reason
 
 
-def test_not_greedy_gate_does_not_count_it_as_real(tmp_path, run_cli):
+def test_not_greedy_gate_does_not_count_it_as_real(tmp_path):
+    import io
+
+    from evalsuite.analysis.gate import gate_main
+
     result, _ = _not_greedy_pair(tmp_path)
-    assert result.counts["real"] == 0
+    (tmp_path / "d.json").write_text(json.dumps(result.to_dict()))
+    out = io.StringIO()
+    code = gate_main(tmp_path / "b", tmp_path / "c", max_drop=0, alpha=1, diff=tmp_path / "d.json",
+                     config_start=tmp_path, out=out)
+    assert code == 0, out.getvalue()
+    assert "real divergences 0 <= 0" in out.getvalue() and "1 item(s) not greedy" in out.getvalue()
 
 
 def test_not_top1_count_on_raw_entries():
