@@ -13,13 +13,15 @@ rendered chat template is not known client-side and the OpenAI chat API cannot c
 assistant message, so those stay undetermined with that reason. A prefix holding "" tokens
 (bytes the server dropped) cannot be rebuilt either. This is the one analysis that calls a
 server; `evalsuite diff` does so only when asked.
+
+Requests go through the same client as `evalsuite run` (evalsuite.client.Endpoint: the API key
+from OPENAI_API_KEY or --api-key-env, bounded retries of 429/5xx/timeouts with backoff).
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-import json
-import urllib.error
-import urllib.request
+import os
 from typing import Any
 
 from .analysis.diff import DiffResult, ItemDiff, Tok, TokenView, classify_margin, tokens_of
@@ -35,23 +37,47 @@ class Rescore:
     why_not: str | None = None
 
 
-def completions_top(endpoint: str, model: str | None, prompt: str, extra_body: dict[str, Any]) -> dict[str, float]:
-    """The top logprobs of the next token after `prompt` (legacy completions format)."""
-    body = {"prompt": prompt, "max_tokens": 1, "temperature": 0.0, "logprobs": RESCORE_TOP, **extra_body}
-    if model:
-        body["model"] = model
-    request = urllib.request.Request(endpoint.rstrip("/") + "/completions", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-        data = json.load(response)
-    lp = (data.get("choices") or [{}])[0].get("logprobs") or {}
-    tops = lp.get("top_logprobs") or [{}]
-    top = tops[0] if tops and isinstance(tops[0], dict) else {}
-    return {str(k): float(v) for k, v in top.items() if isinstance(v, (int, float))}
+class Rescorer:
+    """Next-token logprobs from the baseline endpoint, through the run's client and retry policy."""
+
+    def __init__(self, endpoint: str, api_key: str | None = None, timeout: float = TIMEOUT_S, retry: Any = None):
+        from .client import Endpoint, RetryPolicy
+
+        self.endpoint = Endpoint(endpoint, api_key, timeout, api="completions", stream=False)
+        self.retry = retry or RetryPolicy(max_retries=3, max_total=120.0)
+        self.loop = asyncio.new_event_loop()
+
+    def top(self, model: str | None, prompt: str, extra_body: dict[str, Any]) -> dict[str, float]:
+        return self.loop.run_until_complete(self._top(model, prompt, extra_body))
+
+    async def _top(self, model: str | None, prompt: str, extra_body: dict[str, Any]) -> dict[str, float]:
+        from .client import Decoding, EndpointError, Request
+
+        decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=1, logprobs=RESCORE_TOP, extra_body=extra_body)
+        request = Request(item_id="rescore", prompt=prompt)
+        for attempt in range(self.retry.max_retries + 1):
+            try:
+                response = await self.endpoint.complete(request, model or "", decoding)
+                break
+            except EndpointError as e:
+                if not e.retryable or attempt == self.retry.max_retries:
+                    raise
+                await asyncio.sleep(self.retry.delay(attempt, e))
+        entries = response.logprobs or []
+        if not entries:
+            raise ValueError("the server sent no logprobs")
+        return {str(a.get("token")): float(a["logprob"]) for a in entries[0].get("top") or ()
+                if isinstance(a.get("logprob"), (int, float))}
+
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.endpoint.close())
+        finally:
+            self.loop.close()
 
 
 def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], manifest: dict[str, Any],
-                 endpoint: str) -> Rescore:
+                 rescorer: Rescorer) -> Rescore:
     if manifest.get("api") != "completions":
         return Rescore(None, None, "chat run: the rendered chat template is not known client-side and the chat API "
                                    "cannot continue an assistant message, so it cannot be re-scored")
@@ -64,25 +90,39 @@ def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], man
                                    "the exact text cannot be rebuilt")
     prompt = (base.get("prompt") or "") + "".join(t.text for t in prefix)
     extra = dict((manifest.get("decoding") or {}).get("extra_body") or {})
+    from .client import EndpointError
+
     try:
-        top = completions_top(endpoint, manifest.get("model"), prompt, extra)
-    except (OSError, urllib.error.URLError, ValueError, json.JSONDecodeError) as e:
-        return Rescore(None, None, f"rescoring at {endpoint} failed: {e}")
+        top = rescorer.top(manifest.get("model"), prompt, extra)
+    except (EndpointError, ValueError) as e:
+        return Rescore(None, None, f"rescoring at {rescorer.endpoint.url} failed: {e}")
     b, c = top.get(item.baseline_token.text), top.get(item.candidate_token.text)
     if b is None or c is None:
         return Rescore(b, c, f"not both tokens are in the re-scored top-{RESCORE_TOP}")
     return Rescore(b, c)
 
 
-def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: str) -> DiffResult:
+def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: str,
+                   api_key_env: str | None = None) -> DiffResult:
     """Re-score every undetermined divergence; the others keep the recorded baseline margins."""
     b_by_id, c_by_id = baseline.by_id, candidate.by_id
+    todo = [i for i in result.items if i.verdict == "undetermined" and i.token_index is not None]
+    rescorer = Rescorer(endpoint, os.environ.get(api_key_env or "OPENAI_API_KEY")) if todo else None
+    try:
+        return _rescore_all(result, b_by_id, c_by_id, baseline.manifest, rescorer)
+    finally:
+        if rescorer is not None:
+            rescorer.close()
+
+
+def _rescore_all(result: DiffResult, b_by_id: dict, c_by_id: dict, manifest: dict[str, Any],
+                 rescorer: Rescorer | None) -> DiffResult:
     items, done = [], 0
     for item in result.items:
-        if item.verdict != "undetermined" or item.token_index is None:
+        if item.verdict != "undetermined" or item.token_index is None or rescorer is None:
             items.append(item)
             continue
-        r = rescore_item(item, b_by_id[item.id], c_by_id[item.id], baseline.manifest, endpoint)
+        r = rescore_item(item, b_by_id[item.id], c_by_id[item.id], manifest, rescorer)
         if r.why_not is not None:
             items.append(dataclasses.replace(item, notes=item.notes + (f"--rescore: {r.why_not}",)))
             continue
@@ -93,5 +133,5 @@ def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: 
         ct = dataclasses.replace(item.candidate_token or TokenView("", None, None, None, None),
                                  logprob_baseline=r.logprob_candidate_token)
         items.append(dataclasses.replace(item, verdict=verdict, margin=margin, baseline_token=bt, candidate_token=ct,
-                                         reason=f"re-scored on {endpoint}: |m| {abs(margin):.2g} ({item.reason})"))
+                                         reason=f"re-scored on {rescorer.endpoint.url}: m {margin:.2g} ({item.reason})"))
     return dataclasses.replace(result, items=tuple(items), rescored=done)

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from . import __version__
+from .analysis.regrade import item_fields
 from .client import Decoding, Endpoint, EndpointError, Request, Response, RetryPolicy, now_iso, redact_url
+from .engines import GreedyCheck, apply_neutral_settings
 from .store import (MANIFEST, MANIFEST_SCHEMA, RECORD_SCHEMA, RECORDS, SUMMARY, RecordWriter, compact_records,
                     read_manifest, read_records, write_json_atomic, write_parquet)
 
@@ -187,6 +189,7 @@ def response_record(item, request: Request, response: Response, verdict, attempt
         "extracted": verdict.extracted, "verdict": verdict.to_dict(), "outcome": outcome_of(response, verdict),
         "error": None, "usage": response.usage, "timing": response.timing, "server_timings": response.server_timings,
         "logprobs": response.logprobs, "endpoint": response.endpoint, "model": response.model, "attempts": attempts,
+        **item_fields(item),
     }
 
 
@@ -219,6 +222,7 @@ class Progress:
         self.started_done = done
         self.tty = sys.stderr.isatty()
         self.last = 0.0
+        self.greedy = GreedyCheck()
 
     def update(self, record: dict[str, Any]) -> None:
         self.done += 1
@@ -228,6 +232,7 @@ class Progress:
             self.graded += 1
             self.correct += record["outcome"] == "correct"
         self.tokens += (record.get("usage") or {}).get("completion_tokens") or 0
+        self.greedy.add(record)
         now = time.monotonic()
         interval = 0.2 if self.tty else 15.0
         if not self.quiet and (now - self.last >= interval or self.done == self.total):
@@ -453,7 +458,8 @@ async def _run_async(settings: RunSettings) -> int:
     endpoints = [Endpoint(url, api_key, settings.timeout, settings.api, settings.stream) for url in settings.endpoints]
     try:
         served, model = await preflight(settings, endpoints)
-        manifest = make_manifest(settings, pack, items, served, model)
+        settings, engine = await apply_neutral_settings(settings, api_key)   # docs/lossless.md: greedy must be greedy
+        manifest = dict(make_manifest(settings, pack, items, served, model), engine=engine)
         manifest, done = prepare_run_dir(settings, manifest)
         write_json_atomic(settings.run_dir / MANIFEST, manifest)
 
@@ -484,6 +490,8 @@ async def _run_async(settings: RunSettings) -> int:
             from .analysis.summary import format_summary
             print(format_summary(summary, manifest))
         print(f"run folder: {settings.run_dir}", file=sys.stderr)
+        if settings.decoding.temperature == 0:
+            progress.greedy.warn()
         if summary["n_errors"]:
             print(f"{summary['n_errors']} item(s) ended in errors; to ask them again:\n  "
                   f"{resume_command(settings.argv, settings.run_dir)} --retry-errors", file=sys.stderr)

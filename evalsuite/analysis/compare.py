@@ -664,6 +664,16 @@ def compare_main(
     if not 0 < alpha <= 1:
         print(f"compare: --alpha must be in (0, 1], got {alpha}", file=err)
         return 2
+    from .outputs import OutputError, check_writable
+
+    try:
+        if plots_dir is not None:
+            check_writable(plots_dir, "--plots", folder=True)
+        if json_path is not None:
+            check_writable(json_path, "--json")
+    except OutputError as e:
+        print(f"compare: {e}", file=err)
+        return 2
     try:
         runs = load_runs(paths)
         if sweep_key:
