@@ -1,8 +1,9 @@
 """`evalsuite run`: items -> requests -> responses -> verdicts -> records, crash-safe and resumable.
 
 The runner keeps `concurrency` requests in flight per endpoint, retries what may be retried
-(bounded in count and time, honouring Retry-After, with jitter), grades each answer off the
-event loop, and appends one record per finished item to records.jsonl as soon as it is graded.
+(bounded in count and time, honouring Retry-After, with jitter), grades each answer in a thread
+pool once its request slot is free again, and appends one record per finished item to
+records.jsonl as soon as it is graded (its token logprobs, if kept, to the side file first).
 Anything not yet recorded when the process dies is simply asked again on resume.
 """
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any, Sequence
 
 from . import __version__
 from .client import Decoding, Endpoint, EndpointError, Request, Response, RetryPolicy, now_iso, redact_url
-from .store import (MANIFEST, MANIFEST_SCHEMA, RECORD_SCHEMA, RECORDS, SUMMARY, RecordWriter, compact_records,
-                    read_manifest, read_records, write_json_atomic, write_parquet)
+from .store import (MANIFEST, MANIFEST_SCHEMA, RECORD_SCHEMA, RECORDS, SUMMARY, TOKEN_FIELD, RecordWriter,
+                    compact_records, compact_tokens, iter_record_lines, read_manifest, read_records,
+                    write_json_atomic, write_parquet)
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -186,7 +188,8 @@ def response_record(item, request: Request, response: Response, verdict, attempt
         "finish_reason": response.finish_reason,
         "extracted": verdict.extracted, "verdict": verdict.to_dict(), "outcome": outcome_of(response, verdict),
         "error": None, "usage": response.usage, "timing": response.timing, "server_timings": response.server_timings,
-        "logprobs": response.logprobs, "endpoint": response.endpoint, "model": response.model, "attempts": attempts,
+        TOKEN_FIELD: None if response.logprobs is None else len(response.logprobs),
+        "endpoint": response.endpoint, "model": response.model, "attempts": attempts,
     }
 
 
@@ -203,7 +206,7 @@ def error_record(item, request: Request, error: EndpointError, endpoint: str, at
         "extracted": None, "verdict": None, "outcome": "error", "error": error.to_dict(),
         "usage": response.usage if response else {"prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None},
         "timing": response.timing if response else {"started_at": started_at, "ttft_s": None, "ttfa_s": None, "total_s": elapsed},
-        "server_timings": None, "logprobs": None, "endpoint": endpoint, "model": response.model if response else None,
+        "server_timings": None, TOKEN_FIELD: None, "endpoint": endpoint, "model": response.model if response else None,
         "attempts": attempts,
     }
 
@@ -262,6 +265,7 @@ class EndpointDown(Exception):
 
 
 DOWN_POLL_S = 5.0  # longest wait between two tries of an endpoint that does not answer
+GRADE_DRAIN_S = 30.0  # longest wait, at the end or on Ctrl-C, for responses still being graded
 
 
 class Scheduler:
@@ -282,29 +286,66 @@ class Scheduler:
         queue: asyncio.Queue = asyncio.Queue()
         for item in items:
             queue.put_nowait(item)
+        slots = self.settings.concurrency * len(self.endpoints)
+        # Grading runs in a thread pool, off the request slots: a slow grade (sympy) must not hold
+        # one of the run's `--concurrency` requests. At most this many responses wait to be graded;
+        # past it the workers wait (back-pressure) instead of piling responses up in memory.
+        self.grading = asyncio.Semaphore(2 * slots)
+        self.pending: set[asyncio.Task] = set()
         workers = [asyncio.create_task(self.worker(queue, self.endpoints[n % len(self.endpoints)]))
-                   for n in range(self.settings.concurrency * len(self.endpoints))]
+                   for n in range(slots)]
         try:
             await asyncio.gather(*workers)
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            # Responses already received are graded and recorded before the run ends, on Ctrl-C
+            # too (a bounded wait: a grader that hangs leaves its item to the resume).
+            if self.pending:
+                _, hung = await asyncio.wait(list(self.pending), timeout=GRADE_DRAIN_S)
+                for task in hung:
+                    task.cancel()
 
     async def worker(self, queue: asyncio.Queue, endpoint: Endpoint) -> None:
         while not queue.empty() and self.stopped_reason is None:
             item = queue.get_nowait()
             try:
-                record = await self.ask(item, endpoint)
+                answered = await self.ask(item, endpoint)
             except EndpointDown as e:
                 # the item stays unrecorded: a resume asks it
                 self.stopped_reason = self.stopped_reason or str(e)
                 return
-            if record is not None:
-                self.writer.append(record)
-                self.progress.update(record)
+            if isinstance(answered, dict):
+                self.record(answered, None)
+                continue
+            await self.grading.acquire()
+            task = asyncio.create_task(self.grade_and_record(*answered))
+            self.pending.add(task)
+            task.add_done_callback(self.pending.discard)
 
-    async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | None:
+    def record(self, record: dict[str, Any], tokens) -> None:
+        self.writer.append(record, tokens)
+        self.progress.update(record)
+
+    async def grade_and_record(self, item, request: Request, response: Response, attempt: int, endpoint: str,
+                               started_at: str, t0: float) -> None:
+        """Grade one response in the pool, then append its record (with its token streams):
+        a record is only ever written graded, in one append."""
+        try:
+            try:
+                verdict = await asyncio.to_thread(self.pack.grade, item, response.answer)
+            except Exception as e:  # a grader bug must not lose the response
+                error = EndpointError("grader", f"grader raised {type(e).__name__}: {e}")
+                self.record(error_record(item, request, error, endpoint, attempt, started_at,
+                                         time.monotonic() - t0, response), None)
+                return
+            self.record(response_record(item, request, response, verdict, attempt), response.logprobs)
+        finally:
+            self.grading.release()
+
+    async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | tuple:
+        """An error record, or (item, request, response, attempt, endpoint, started_at, t0) to grade."""
         settings = self.settings
         policy = settings.retry
         request = build_request(self.pack, item, settings.api)
@@ -352,12 +393,7 @@ class Scheduler:
                     continue
                 return error_record(item, request, error, endpoint.url, attempt, started_at, now - t0)
             self.down_since[endpoint.url] = None
-            try:
-                verdict = await asyncio.to_thread(self.pack.grade, item, response.answer)
-            except Exception as e:  # a grader bug must not lose the response
-                error = EndpointError("grader", f"grader raised {type(e).__name__}: {e}")
-                return error_record(item, request, error, endpoint.url, attempt, started_at, time.monotonic() - t0, response)
-            return response_record(item, request, response, verdict, attempt)
+            return item, request, response, attempt, endpoint.url, started_at, t0
 
 
 async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[dict[str, list[str]], str]:
@@ -427,23 +463,26 @@ def prepare_run_dir(settings: RunSettings, manifest: dict[str, Any]) -> tuple[di
     return manifest, {}
 
 
-BULKY_FIELDS = ("messages", "prompt", "logprobs", "answer", "reasoning", "server_timings")
+BULKY_FIELDS = ("messages", "prompt", "answer", "reasoning", "server_timings")
 
 
 def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> dict:
-    """Compact records.jsonl (finished runs), then write manifest, summary and parquet.
-    Streams the records: the summary reads them without their bulky text fields."""
+    """A finished run: compact records.jsonl and the token streams, write records.parquet and
+    summary.json, and only then mark the manifest. Every file is written to a temporary file
+    and renamed, so a crash anywhere in here leaves a folder that is still resumable (status
+    not yet `finished`; a resume with nothing left to ask redoes this step), never a manifest
+    that says finished beside a missing or half-written file. Streams the records: nothing
+    holds the whole file, and the summary reads them without their bulky text fields."""
     from .analysis.summary import summarize
-    from .store import iter_record_lines
 
+    manifest = dict(manifest, status=status, ended_at=now_iso())
     if status == "finished":
         compact_records(run_dir, item_ids)
-    manifest = dict(manifest, status=status, ended_at=now_iso())
-    write_json_atomic(run_dir / MANIFEST, manifest)
+        compact_tokens(run_dir, item_ids)
+        write_parquet(run_dir, iter_record_lines(run_dir / RECORDS))
     summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS))
     write_json_atomic(run_dir / SUMMARY, summary)
-    if status == "finished":
-        write_parquet(run_dir, iter_record_lines(run_dir / RECORDS))
+    write_json_atomic(run_dir / MANIFEST, manifest)
     return summary
 
 
