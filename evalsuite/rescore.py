@@ -82,7 +82,8 @@ def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: 
         if item.verdict != "undetermined" or item.token_index is None:
             items.append(item)
             continue
-        r = rescore_item(item, b_by_id[item.id], c_by_id[item.id], baseline.manifest, endpoint)
+        r = rescore_item(item, baseline.with_logprobs(b_by_id[item.id]), candidate.with_logprobs(c_by_id[item.id]),
+                         baseline.manifest, endpoint)
         if r.why_not is not None:
             items.append(dataclasses.replace(item, notes=item.notes + (f"--rescore: {r.why_not}",)))
             continue

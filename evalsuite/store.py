@@ -18,6 +18,7 @@ import os
 import struct
 import tempfile
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -135,7 +136,7 @@ class Run:
     _inline: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _tokens: "TokenStreams | None" = field(default=None, repr=False)
 
-    @property
+    @cached_property
     def by_id(self) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.records}
 
@@ -389,7 +390,7 @@ class TokenStreams:
 
             try:
                 self._parquet = pq.ParquetFile(parquet)
-                meta = self._parquet.schema_arrow.metadata or {}
+                meta = self._parquet.metadata.metadata or {}
                 self._pq_index = {k: tuple(v) for k, v in json.loads(meta[b"evalsuite.items"]).items()}
             except Exception as e:
                 raise RunFolderError(f"{parquet} is unreadable ({type(e).__name__}: {e})") from None
@@ -406,11 +407,7 @@ class TokenStreams:
         if n is None:
             return None
         if item_id in self.inline:
-            start, length = self.inline[item_id]
-            with open(self.run_dir / RECORDS, "rb") as f:
-                f.seek(start)
-                entries = loads(f.read(length)).get("logprobs") or []
-            return pa.Table.from_batches([TokenColumns.from_entries(entries).to_arrow()])
+            return pa.Table.from_batches([TokenColumns.from_entries(self._inline_entries(item_id)).to_arrow()])
         if item_id in self._live:
             at, length = self._live[item_id]
             with open(self.run_dir / TOKENS_LIVE, "rb") as f:
@@ -427,7 +424,15 @@ class TokenStreams:
         raise RunFolderError(f"{self.run_dir}: item {item_id} has {n} token entries but none are stored "
                              f"({TOKENS}, {TOKENS_LIVE})")
 
+    def _inline_entries(self, item_id: str) -> list[dict[str, Any]]:
+        start, length = self.inline[item_id]
+        with open(self.run_dir / RECORDS, "rb") as f:
+            f.seek(start)
+            return loads(f.read(length)).get("logprobs") or []
+
     def entries(self, item_id: str) -> list[dict[str, Any]] | None:
+        if item_id in self.inline and self.counts.get(item_id) is not None:
+            return self._inline_entries(item_id)   # as written: no float32 round trip
         table = self.table(item_id)
         if table is None:
             return None

@@ -678,7 +678,9 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     if not common:
         raise DiffRefused("the runs share no recorded item")
     k = (baseline.manifest.get("decoding") or {}).get("logprobs")
-    items = tuple(diff_item(b_by_id[i], c_by_id[i], tau, k if isinstance(k, int) and k > 0 else None) for i in common)
+    # token streams are read from the runs' side files one item at a time (flat memory)
+    items = tuple(diff_item(baseline.with_logprobs(b_by_id[i]), candidate.with_logprobs(c_by_id[i]), tau,
+                            k if isinstance(k, int) and k > 0 else None) for i in common)
     return DiffResult(_side(baseline, (b_by_id[i] for i in common)), _side(candidate, (c_by_id[i] for i in common)),
                       tau, items, tuple(notes), missing)
 
