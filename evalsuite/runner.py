@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from . import __version__
 from .client import Decoding, Endpoint, EndpointError, Request, Response, RetryPolicy, now_iso, redact_url
-from .store import (MANIFEST, MANIFEST_SCHEMA, RECORD_SCHEMA, RECORDS, SUMMARY, TOKEN_FIELD, RecordWriter,
+from .store import (MANIFEST, MANIFEST_SCHEMA, PARQUET, RECORD_SCHEMA, RECORDS, SUMMARY, TOKEN_FIELD, TOKENS, RecordWriter,
                     compact_records, compact_tokens, iter_record_lines, read_manifest, read_records,
                     write_json_atomic, write_parquet)
 
@@ -476,6 +476,9 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
     from .analysis.summary import summarize
 
     manifest = dict(manifest, status=status, ended_at=now_iso())
+    for name in (RECORDS, PARQUET, TOKENS, SUMMARY, MANIFEST):
+        for stale in run_dir.glob(f".{name}.*.tmp"):  # left by a process killed while writing
+            stale.unlink(missing_ok=True)
     if status == "finished":
         compact_records(run_dir, item_ids)
         compact_tokens(run_dir, item_ids)

@@ -89,7 +89,10 @@ def slim(record: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     if "logprobs" not in record:
         return record, False
     entries = record.pop("logprobs")
-    record[TOKEN_FIELD] = len(entries) if isinstance(entries, list) else None
+    if isinstance(entries, list):
+        record[TOKEN_FIELD] = len(entries)
+    else:
+        record.setdefault(TOKEN_FIELD, None)
     return record, isinstance(entries, list)
 
 
@@ -329,6 +332,115 @@ def token_schema():
     return _SCHEMA
 
 
+# tokens.parquet stores what cannot be derived. At temperature 0 the chosen token is nearly always
+# one of its own top-K alternatives (`chosen_rank`: its index there, -1 when it is not), and a
+# token's bytes are nearly always the UTF-8 of its text (`bytes_flags`, two bits per slot, slot 0
+# the chosen token and slot j+1 top[j]: 1 = "the UTF-8 of the text", stored as null). Both columns
+# are constant over long runs, so they cost almost nothing; floats are byte-stream-split before
+# zstd. Decoding gives back exactly what was stored (docs/records.md).
+_FLAG_SLOTS = 31
+
+
+def _stored_schema():
+    import pyarrow as pa
+
+    return pa.schema([("item", pa.string())] + list(token_schema())
+                     + [("chosen_rank", pa.int8()), ("bytes_flags", pa.int64())])
+
+
+def _list_layout(column) -> tuple[Any, Any, Any]:
+    """(offsets, parent row of each value, slot of each value) of a list column."""
+    import numpy as np
+
+    lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    parent = np.repeat(np.arange(len(lengths)), lengths)
+    return offsets, parent, np.arange(offsets[-1]) - offsets[parent]
+
+
+def _same(a, b):
+    """Element-wise equality where two nulls are equal."""
+    import pyarrow.compute as pc
+
+    return pc.or_(pc.and_(pc.is_null(a), pc.is_null(b)), pc.fill_null(pc.equal(a, b), False))
+
+
+def _encode_tokens(table):
+    """token_schema() columns (+ item) -> the stored form."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = {name: table.column(name).combine_chunks() for name in table.column_names}
+    n = table.num_rows
+    offsets, parent, slot = _list_layout(cols["top_token"])
+    top = {k: cols[f"top_{k}"].flatten() for k in ("token", "bytes", "id", "logprob")}
+    flags = np.zeros(n, dtype=np.int64)
+    top_utf8 = pc.fill_null(pc.equal(pc.cast(top["token"], pa.binary()), top["bytes"]), False)
+    flagged = top_utf8.to_numpy(zero_copy_only=False) & (slot < _FLAG_SLOTS)
+    np.bitwise_or.at(flags, parent[flagged], np.left_shift(1, 2 * (slot[flagged] + 1)))
+    chosen_utf8 = pc.fill_null(pc.equal(pc.cast(cols["token"], pa.binary()), cols["bytes"]), False)
+    flags |= chosen_utf8.to_numpy(zero_copy_only=False).astype(np.int64)
+    # the chosen token's index among its alternatives (all four fields equal)
+    rank = np.full(n, 127, dtype=np.int64)
+    if len(parent):
+        idx = pa.array(parent)
+        match = _same(top["token"], pc.take(cols["token"], idx))
+        for k in ("bytes", "id", "logprob"):
+            match = pc.and_(match, _same(top[k], pc.take(cols[k], idx)))
+        hit = match.to_numpy(zero_copy_only=False) & (slot < 127)
+        np.minimum.at(rank, parent[hit], slot[hit])
+    rank[rank == 127] = -1
+    derived = pa.array(rank >= 0)
+    null = {k: pa.nulls(n, cols[k].type) for k in ("token", "bytes", "id", "logprob")}
+
+    def stored_list(values, mask):
+        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pc.if_else(mask, pa.nulls(len(values), values.type), values))
+
+    out = dict(cols)
+    out["token"] = pc.if_else(derived, null["token"], cols["token"])
+    out["bytes"] = pc.if_else(pc.or_(derived, chosen_utf8), null["bytes"], cols["bytes"])
+    out["id"] = pc.if_else(derived, null["id"], cols["id"])
+    out["logprob"] = pc.if_else(derived, null["logprob"], cols["logprob"])
+    out["top_bytes"] = stored_list(top["bytes"], pa.array(flagged))
+    out["chosen_rank"] = pa.array(rank.astype(np.int8))
+    out["bytes_flags"] = pa.array(flags)
+    schema = _stored_schema()
+    return pa.Table.from_arrays([out[f.name].cast(f.type) for f in schema], schema=schema)
+
+
+def _decode_tokens(table):
+    """The stored form -> token_schema() columns, exactly as written."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = {name: table.column(name).combine_chunks() for name in table.column_names}
+    n = table.num_rows
+    offsets, parent, slot = _list_layout(cols["top_token"])
+    flags = cols["bytes_flags"].to_numpy(zero_copy_only=False).astype(np.int64)
+    rank = cols["chosen_rank"].to_numpy(zero_copy_only=False).astype(np.int64)
+    top = {k: cols[f"top_{k}"].flatten() for k in ("token", "bytes", "id", "logprob")}
+    top_flag = (np.right_shift(flags[parent], 2 * (np.minimum(slot, _FLAG_SLOTS - 1) + 1)) & 1).astype(bool) & (slot < _FLAG_SLOTS)
+    top_bytes = pc.if_else(pa.array(top_flag), pc.cast(top["token"], pa.binary()), top["bytes"])
+    out = {"part": cols["part"]}
+    derived = rank >= 0
+    at = pa.array(np.where(derived, offsets[:-1] + np.maximum(rank, 0), 0))
+    mask = pa.array(derived)
+    for k, values in (("token", top["token"]), ("bytes", top_bytes), ("id", top["id"]), ("logprob", top["logprob"])):
+        out[k] = pc.if_else(mask, pc.take(values, at), cols[k]) if len(values) else cols[k]
+    utf8 = pa.array(~derived & (flags & 1).astype(bool))
+    out["bytes"] = pc.if_else(utf8, pc.cast(out["token"], pa.binary()), out["bytes"])
+    off = pa.array(offsets.astype(np.int32))
+    out["top_token"] = pa.ListArray.from_arrays(off, top["token"])
+    out["top_bytes"] = pa.ListArray.from_arrays(off, top_bytes)
+    out["top_id"] = pa.ListArray.from_arrays(off, top["id"])
+    out["top_logprob"] = pa.ListArray.from_arrays(off, top["logprob"])
+    schema = token_schema()
+    return pa.Table.from_arrays([out[f.name].cast(f.type) for f in schema], schema=schema)
+
+
 # a blob in tokens.arrows: magic, id length, token count, payload length; then id, payload
 _BLOB = struct.Struct("<4sIII")
 _MAGIC = b"EVTK"
@@ -417,7 +529,7 @@ class TokenStreams:
         if item_id in self._pq_index:
             group, start, count = self._pq_index[item_id]
             if self._group is None or self._group[0] != group:
-                self._group = (group, self._parquet.read_row_group(group, columns=token_schema().names))
+                self._group = (group, _decode_tokens(self._parquet.read_row_group(group)))
             return self._group[1].slice(start, count)
         if n == 0:
             return token_schema().empty_table()
@@ -498,8 +610,8 @@ class RecordWriter:
             self._tokens.flush()
             if self._fsync:
                 os.fsync(self._tokens.fileno())
-            if record.get(TOKEN_FIELD) != len(tokens):
-                record = dict(record, **{TOKEN_FIELD: len(tokens)})
+            record = {k: v for k, v in record.items() if k != "logprobs"}
+            record[TOKEN_FIELD] = len(tokens)
         line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
         self._f.write(line)
         self._f.flush()
@@ -552,15 +664,16 @@ def compact_tokens(run_dir: Path, order: Iterable[str], rows_per_group: int = 65
     schema = pa.schema([("item", pa.string())] + list(token_schema()))
     index: dict[str, list[int]] = {}
     with _AtomicFile(run_dir / TOKENS) as tmp:
-        with pq.ParquetWriter(tmp, schema, compression="zstd", use_dictionary=True,
-                              write_statistics=False) as writer:
+        with pq.ParquetWriter(tmp, _stored_schema(), compression="zstd", write_statistics=False,
+                              use_dictionary=["item", "token", "bytes", "part", "top_token", "top_bytes", "id", "top_id"],
+                              use_byte_stream_split=["logprob", "top_logprob"]) as writer:
             pending: list[Any] = []
             rows = group = 0
 
             def flush() -> None:
                 nonlocal pending, rows, group
                 if pending:
-                    writer.write_table(pa.concat_tables(pending), row_group_size=rows + 1)
+                    writer.write_table(_encode_tokens(pa.concat_tables(pending)), row_group_size=rows + 1)
                     pending, rows, group = [], 0, group + 1
 
             for item_id in ids:
