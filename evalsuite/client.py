@@ -162,10 +162,9 @@ class _ThinkSplitter:
 
 def _add_chat_tokens(tokens: TokenColumns, lp: Any, part: str) -> None:
     """Chat-API logprobs {content: [{token, bytes, id?, logprob, top_logprobs: [...]}]}."""
-    for entry in (lp.get("content") if isinstance(lp, dict) else None) or ():
-        if isinstance(entry, dict):
-            tokens.add(entry.get("token"), entry.get("bytes"), entry.get("id"), entry.get("logprob"), part,
-                       entry.get("top_logprobs") or ())
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if content:
+        tokens.extend(content, part)
 
 
 def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str) -> None:

@@ -9,6 +9,7 @@ Anything not yet recorded when the process dies is simply asked again on resume.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import shlex
 import signal
@@ -503,6 +504,9 @@ async def _run_async(settings: RunSettings) -> int:
             return record["outcome"] != "error" or not settings.retry_errors
 
         todo = [i for i in items if not (i.id in done and finished(done[i.id]))]
+        # What start-up built (modules, items, prompts, records already done) lives until the end:
+        # keep the garbage collector from rescanning it on every collection during the run.
+        gc.freeze()
         if settings.resume and not settings.quiet:
             print(f"resuming {settings.run_dir}: {len(items) - len(todo)} of {len(items)} items already recorded, "
                   f"{len(todo)} to ask", file=sys.stderr)

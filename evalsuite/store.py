@@ -235,48 +235,44 @@ def _is_record(raw: bytes) -> bool:
 # ----------------------------------------------------------------------------- token streams
 
 class TokenColumns:
-    """One response's generated tokens, column by column (what the client collects and the
-    side file stores): text, raw bytes, id, logprob, part (reasoning/answer), and the top-K
-    alternatives of each position as parallel lists."""
+    """One response's generated tokens with their top-K alternatives, as the server sent them
+    (chat-API logprob entries: token, bytes, id, logprob, top_logprobs) plus the part of the
+    text each belongs to. Collecting is one append per token (the client's hot path); every
+    BATCH tokens are converted to Arrow columns in one call, so a long response holds few
+    Python objects (which also keeps the garbage collector's scans short)."""
 
-    __slots__ = ("token", "bytes", "id", "logprob", "part", "top_token", "top_bytes", "top_id", "top_logprob")
+    __slots__ = ("_raw", "_parts", "_batches", "_n")
+    BATCH = 256
 
     def __init__(self) -> None:
-        self.token: list[str | None] = []
-        self.bytes: list[bytes | None] = []
-        self.id: list[int | None] = []
-        self.logprob: list[float | None] = []
-        self.part: list[str] = []
-        self.top_token: list[list[str | None]] = []
-        self.top_bytes: list[list[bytes | None]] = []
-        self.top_id: list[list[int | None]] = []
-        self.top_logprob: list[list[float | None]] = []
+        self._raw: list[dict[str, Any]] = []
+        self._parts: list[str] = []
+        self._batches: list[Any] = []
+        self._n = 0
 
     def __len__(self) -> int:
-        return len(self.token)
+        return self._n
+
+    def extend(self, entries: Iterable[Any], part: str) -> None:
+        """Chat-API entries, as received (non-objects are skipped)."""
+        for entry in entries:
+            if isinstance(entry, dict):
+                self._raw.append(entry)
+                self._parts.append(part)
+                self._n += 1
+        if len(self._raw) >= self.BATCH:
+            self._convert()
 
     def add(self, token: Any, raw: Any, token_id: Any, logprob: Any, part: str, top: Iterable[dict[str, Any]]) -> None:
-        self.token.append(token if isinstance(token, str) else None)
-        self.bytes.append(_as_bytes(raw))
-        self.id.append(token_id if type(token_id) is int and -2**31 <= token_id < 2**31 else None)
-        self.logprob.append(float(logprob) if isinstance(logprob, (int, float)) and not isinstance(logprob, bool) else None)
-        self.part.append(part)
-        tt, tb, ti, tl = [], [], [], []
-        for t in top:
-            tt.append(t.get("token") if isinstance(t.get("token"), str) else None)
-            tb.append(_as_bytes(t.get("bytes")))
-            i = t.get("id")
-            ti.append(i if type(i) is int and -2**31 <= i < 2**31 else None)
-            v = t.get("logprob")
-            tl.append(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None)
-        self.top_token.append(tt)
-        self.top_bytes.append(tb)
-        self.top_id.append(ti)
-        self.top_logprob.append(tl)
+        self._raw.append({"token": token, "bytes": raw, "id": token_id, "logprob": logprob, "top_logprobs": list(top)})
+        self._parts.append(part)
+        self._n += 1
+        if len(self._raw) >= self.BATCH:
+            self._convert()
 
     @classmethod
     def from_entries(cls, entries: Iterable[dict[str, Any]]) -> "TokenColumns":
-        """From the list-of-objects form (docs/records.md: `logprobs`)."""
+        """From the record contract's form (docs/records.md: `logprobs`, with `top`)."""
         cols = cls()
         for e in entries:
             cols.add(e.get("token"), e.get("bytes"), e.get("id"), e.get("logprob"), e.get("part") or "answer",
@@ -284,14 +280,92 @@ class TokenColumns:
         return cols
 
     def entries(self) -> list[dict[str, Any]]:
-        return _entries(self.token, self.bytes, self.id, self.logprob, self.part,
-                        self.top_token, self.top_bytes, self.top_id, self.top_logprob)
+        """The record contract's form, as the side file gives it back."""
+        batch = self.to_arrow()
+        return _entries(*(batch.column(name).to_pylist() for name in token_schema().names))
 
-    def to_arrow(self):
+    def _convert(self) -> None:
+        """The pending entries to one Arrow batch. Built by Arrow in one call; entries with
+        unexpected types (bytes out of 0..255, a non-string token ...) take a slower path that
+        keeps what is well-formed and nulls the rest."""
         import pyarrow as pa
 
-        return pa.RecordBatch.from_arrays(
-            [pa.array(getattr(self, f.name), type=f.type) for f in token_schema()], schema=token_schema())
+        if not self._raw:
+            return
+        try:
+            batch = _columns_from_wire(pa.array(self._raw, type=_wire_type()), pa.array(self._parts, pa.string()))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            clean = [_clean_entry(e) for e in self._raw]
+            batch = _columns_from_wire(pa.array(clean, type=_wire_type()), pa.array(self._parts, pa.string()))
+        self._batches.append(batch)
+        self._raw, self._parts = [], []
+
+    def to_arrow(self):
+        """All tokens as one token_schema() record batch."""
+        import pyarrow as pa
+
+        self._convert()
+        if not self._batches:
+            return pa.RecordBatch.from_pylist([], schema=token_schema())
+        if len(self._batches) > 1:
+            self._batches = [pa.Table.from_batches(self._batches).combine_chunks().to_batches()[0]]
+        return self._batches[0]
+
+
+_WIRE = None
+
+
+def _wire_type():
+    global _WIRE
+    if _WIRE is None:
+        import pyarrow as pa
+
+        alt = [("token", pa.string()), ("bytes", pa.list_(pa.uint8())), ("id", pa.int32()), ("logprob", pa.float64())]
+        _WIRE = pa.struct(alt + [("top_logprobs", pa.list_(pa.struct(alt)))])
+    return _WIRE
+
+
+def _to_binary(lists):
+    """list<uint8> -> binary, sharing the buffers."""
+    import pyarrow as pa
+
+    if lists.offset or lists.values.offset or lists.values.null_count:
+        return pa.array([None if v is None else bytes(v) for v in lists.to_pylist()], pa.binary())
+    return pa.Array.from_buffers(pa.binary(), len(lists), [lists.buffers()[0], lists.buffers()[1], lists.values.buffers()[1]],
+                                 null_count=lists.null_count)
+
+
+def _columns_from_wire(entries, parts):
+    import pyarrow as pa
+
+    top = entries.field("top_logprobs")
+    if top.offset:
+        top = pa.concat_arrays([top])
+    offsets = top.offsets
+    alts = top.values if top.values is not None else pa.array([], _wire_type().field("top_logprobs").type.value_type)
+
+    def listed(values):
+        return pa.ListArray.from_arrays(offsets, values)
+
+    cols = [entries.field("token"), _to_binary(entries.field("bytes")), entries.field("id"),
+            entries.field("logprob").cast(pa.float32(), safe=False), parts,
+            listed(alts.field("token")), listed(_to_binary(alts.field("bytes"))), listed(alts.field("id")),
+            listed(alts.field("logprob").cast(pa.float32(), safe=False))]
+    return pa.RecordBatch.from_arrays(cols, schema=token_schema())
+
+
+def _clean_value(entry: dict[str, Any]) -> dict[str, Any]:
+    token, raw, token_id, lp = entry.get("token"), entry.get("bytes"), entry.get("id"), entry.get("logprob")
+    return {"token": token if isinstance(token, str) else None,
+            "bytes": list(b) if (b := _as_bytes(raw)) is not None else None,
+            "id": token_id if type(token_id) is int and -2**31 <= token_id < 2**31 else None,
+            "logprob": float(lp) if isinstance(lp, (int, float)) and not isinstance(lp, bool) else None}
+
+
+def _clean_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    top = entry.get("top_logprobs")
+    return dict(_clean_value(entry), top_logprobs=[_clean_value(t) for t in (top if isinstance(top, list) else ())
+                                                   if isinstance(t, dict)])
 
 
 def _as_bytes(raw: Any) -> bytes | None:
@@ -645,13 +719,58 @@ def compact_records(run_dir: Path, order: Iterable[str] | None = None) -> int:
     return len(ids)
 
 
-def compact_tokens(run_dir: Path, order: Iterable[str], rows_per_group: int = 65536) -> None:
+class TokenParquetWriter:
+    """Writes tokens.parquet item by item (row groups of whole items, ~`rows_per_group` tokens),
+    to a temporary file renamed into place on a clean exit; the item index goes in the footer."""
+
+    def __init__(self, path: Path, rows_per_group: int = 65536):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._pa = pa
+        self._atomic = _AtomicFile(path)
+        self._writer = pq.ParquetWriter(
+            self._atomic.tmp, _stored_schema(), compression="zstd", write_statistics=False,
+            use_dictionary=["item", "token", "bytes", "part", "top_token", "top_bytes", "id", "top_id"],
+            use_byte_stream_split=["logprob", "top_logprob"])
+        self._schema = pa.schema([("item", pa.string())] + list(token_schema()))
+        self.rows_per_group = rows_per_group
+        self.index: dict[str, list[int]] = {}
+        self._pending: list[Any] = []
+        self._rows = self._group = 0
+
+    def add(self, item_id: str, table) -> None:
+        """One item's tokens (a token_schema() table)."""
+        pa = self._pa
+        n = table.num_rows
+        self.index[item_id] = [self._group, self._rows, n]
+        self._pending.append(table.add_column(0, "item", pa.array([item_id] * n, pa.string())).cast(self._schema))
+        self._rows += n
+        if self._rows >= self.rows_per_group:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._writer.write_table(_encode_tokens(self._pa.concat_tables(self._pending)), row_group_size=self._rows + 1)
+            self._pending, self._rows, self._group = [], 0, self._group + 1
+
+    def __enter__(self) -> "TokenParquetWriter":
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        try:
+            if kind is None:
+                self._flush()
+                self._writer.add_key_value_metadata({"evalsuite.items": json.dumps(self.index, separators=(",", ":"))})
+        finally:
+            self._writer.close()
+            self._atomic.__exit__(kind, value, tb)
+
+
+def compact_tokens(run_dir: Path, order: Iterable[str]) -> None:
     """tokens.parquet from tokens.arrows (and an earlier tokens.parquet): one stream per item
     whose record keeps one, in `order`, then tokens.arrows is removed. Streams item by item;
     written to a temporary file and renamed, so a crash leaves the old files readable."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     run_dir = Path(run_dir)
     live = run_dir / TOKENS_LIVE
     if not live.exists():
@@ -661,31 +780,9 @@ def compact_tokens(run_dir: Path, order: Iterable[str], rows_per_group: int = 65
     rank = {i: n for n, i in enumerate(order)}
     ids = sorted((i for i, r in latest.items() if r.get(TOKEN_FIELD) is not None and i not in inline),
                  key=lambda i: rank.get(i, len(rank)))
-    schema = pa.schema([("item", pa.string())] + list(token_schema()))
-    index: dict[str, list[int]] = {}
-    with _AtomicFile(run_dir / TOKENS) as tmp:
-        with pq.ParquetWriter(tmp, _stored_schema(), compression="zstd", write_statistics=False,
-                              use_dictionary=["item", "token", "bytes", "part", "top_token", "top_bytes", "id", "top_id"],
-                              use_byte_stream_split=["logprob", "top_logprob"]) as writer:
-            pending: list[Any] = []
-            rows = group = 0
-
-            def flush() -> None:
-                nonlocal pending, rows, group
-                if pending:
-                    writer.write_table(_encode_tokens(pa.concat_tables(pending)), row_group_size=rows + 1)
-                    pending, rows, group = [], 0, group + 1
-
-            for item_id in ids:
-                table = streams.table(item_id)
-                n = table.num_rows
-                index[item_id] = [group, rows, n]
-                pending.append(table.add_column(0, "item", pa.array([item_id] * n, pa.string())).cast(schema))
-                rows += n
-                if rows >= rows_per_group:
-                    flush()
-            flush()
-            writer.add_key_value_metadata({"evalsuite.items": json.dumps(index, separators=(",", ":"))})
+    with TokenParquetWriter(run_dir / TOKENS) as writer:
+        for item_id in ids:
+            writer.add(item_id, streams.table(item_id))
     live.unlink()
 
 

@@ -260,3 +260,14 @@ def test_a_slow_grade_does_not_hold_a_request_slot(data_dir, tmp_path, monkeypat
         assert run(settings) == 0
     records = load_run(tmp_path / "run").records
     assert [r["outcome"] != "error" for r in records] == [True, True], records
+
+
+def test_malformed_token_entries_keep_what_is_well_formed():
+    cols = TokenColumns()
+    cols.extend([{"token": "a", "bytes": [97], "id": 1, "logprob": -0.5, "top_logprobs": [{"token": "a", "logprob": -0.5}]},
+                 {"token": 5, "bytes": [300], "id": "x", "logprob": "high", "top_logprobs": {"not": "a list"}},
+                 "not an entry"], "answer")
+    assert cols.entries() == [
+        {"token": "a", "bytes": [97], "id": 1, "logprob": -0.5, "part": "answer",
+         "top": [{"token": "a", "bytes": None, "id": None, "logprob": -0.5}]},
+        {"token": None, "bytes": None, "id": None, "logprob": None, "part": "answer", "top": []}]
