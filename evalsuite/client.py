@@ -196,6 +196,10 @@ def _as_dict(value: Any) -> Any:
     return value
 
 
+class NotOpenAICompatible(Exception):
+    """GET /models answered something other than an OpenAI model list; the message says what."""
+
+
 class _StreamFailed(Exception):
     """A transport failure of the streamed path, with whether the response had started."""
 
@@ -242,24 +246,27 @@ class Endpoint:
         return self._session
 
     async def list_models(self) -> list[str]:
-        page = await self.sdk.models.list()
-        return [m.id for m in page.data]
-
-    async def describe_models_reply(self) -> str:
-        """What GET /models really answered (status, content type, start of the body), for the
-        message that says an endpoint is not OpenAI-compatible."""
-        import openai
+        """The model ids GET /models lists. Raises EndpointError: `connection` or `timeout` when
+        nothing answers, `bad_request` with status 401 when the key is refused, and
+        NotOpenAICompatible (with what came back) for any other answer."""
+        import aiohttp
 
         try:
-            raw = await asyncio.wait_for(self.sdk.with_raw_response.models.list(), timeout=min(30.0, self.timeout))
-            reply = raw.http_response
-        except openai.APIStatusError as e:
-            reply = e.response
-        except Exception as e:
-            return self.scrub(f"{type(e).__name__}: {e}")[:300]
-        body = " ".join(reply.text[:300].split())
-        kind = reply.headers.get("content-type", "no content type")
-        return self.scrub(f"HTTP {reply.status_code} ({kind}): {body!r}")
+            async with self.session().get(self.base_url + "/models") as reply:
+                text = (await reply.content.read(64 * 1024)).decode("utf-8", errors="replace")
+                described = self.scrub(f"HTTP {reply.status} ({reply.headers.get('content-type', 'no content type')}): "
+                                       f"{' '.join(text[:300].split())!r}")
+                if reply.status == 401:
+                    raise EndpointError("bad_request", f"HTTP 401: {_status_message(401, text)}", 401)
+                if reply.status >= 400:
+                    raise NotOpenAICompatible(described)
+        except (aiohttp.ClientError, OSError) as e:
+            raise self._transport_error(e, False) from None
+        try:
+            data = json.loads(text)["data"]
+            return [m["id"] for m in data]
+        except (ValueError, KeyError, TypeError, IndexError):
+            raise NotOpenAICompatible(described) from None
 
     async def close(self) -> None:
         if self._session is not None:
