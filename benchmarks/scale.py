@@ -39,7 +39,7 @@ from large_run import LineCounter, rss_mb  # noqa: E402
 
 TARGETS = {  # command: (wall s, peak RSS MB) on two 11,582-item runs
     "show": (5, 300), "compare": (5, 300), "gate": (5, 300),
-    "diff identical": (60, 1024), "diff 10% real": (60, 1024), "report --diff": (30, 1024),
+    "diff identical": (60, 1024), "diff 10% real": (60, 1024), "report": (30, 1024), "report --diff": (30, 1024),
     "regrade": (None, 500),
 }
 TARGET_BYTES_PER_TOKEN = 60
@@ -127,7 +127,7 @@ def build_run(path: Path, n_items: int, n_tokens: int, diverge_every: int | None
             tokens.add(item_id, token_table(ids, lp, top_ids, top_lp, vocab_arr, body))
             texts = [words[i] for i in ids.tolist()]
             letter = texts[-1].strip()
-            gold = "ABCD"[n % 4]
+            gold = "ABCD"[n % 4] if n % 13 else "ABCD"[(n + 2) % 4]   # A is right on ~92% of the items
             question = f"Question {item_id}: which of the following is right? " + "lorem ipsum " * 20
             messages = [{"role": "user", "content": question}]
             record = {
@@ -174,6 +174,7 @@ def commands(a: Path, b: Path, out: Path) -> dict[str, list[str]]:
         "gate": es + ["gate", "--baseline", str(a), "--candidate", str(b), "--max-drop", "0.5"],
         "diff identical": es + ["diff", str(a), str(a)],
         "diff 10% real": es + ["diff", str(a), str(b), "--json", str(out / "diff.json")],
+        "report": es + ["report", str(a), str(b), "-o", str(out / "report-plain.html")],
         "report --diff": es + ["report", str(a), str(b), "--diff", str(out / "diff.json"), "-o", str(out / "report.html")],
         "regrade": es + ["regrade", str(a)],
     }
@@ -189,8 +190,9 @@ def measure_commands(a: Path, b: Path, out: Path, only: list[str] | None, timeou
         cmd = ["timeout", str(int(timeout))] + cmd
         r = measure(cmd)
         r = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items() if k not in ("stdout",)}
-        if name == "report --diff" and (out / "report.html").exists():
-            r["html_mb"] = round((out / "report.html").stat().st_size / 2**20, 2)
+        for html in ("report.html", "report-plain.html"):
+            if name.startswith("report") and (out / html).exists() and (html == "report.html") == (name == "report --diff"):
+                r["html_mb"] = round((out / html).stat().st_size / 2**20, 2)
         results[name] = r
         note = " (timed out)" if r["rc"] == 124 else (f" rc {r['rc']}" if r["rc"] not in (0, 1) else "")
         print(f"  {name:<16} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  rss {r['rss_mb']:7.1f} MB{note}",
@@ -298,6 +300,13 @@ def print_report(report: dict, target_items: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["build"]:
+        path, n, tokens, every = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+        info = build_run(Path(path), n, tokens, every or None)
+        print(f"  {info['bytes'] / 2**20:.1f} MB, {info['bytes_per_token']:.1f} B/token, {info['build_s']:.0f} s",
+              file=sys.stderr, flush=True)
+        return
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1000, 2000])
     p.add_argument("--tokens", type=int, default=1000, help="generated tokens per item")
@@ -319,10 +328,11 @@ def main(argv: list[str] | None = None) -> None:
             storage = None
             for path, every in ((a, None), (b, 10)):
                 if not (path / "manifest.json").exists():
+                    # in a child: this process stays small, so the commands it forks start small
+                    # (a fork's RSS counts in the child's peak until it execs)
                     print(f"building {path} ...", file=sys.stderr, flush=True)
-                    info = build_run(path, n, args.tokens, every)
-                    print(f"  {info['bytes'] / 2**20:.1f} MB, {info['bytes_per_token']:.1f} B/token, {info['build_s']:.0f} s",
-                          file=sys.stderr, flush=True)
+                    subprocess.run([sys.executable, __file__, "build", str(path), str(n), str(args.tokens), str(every or 0)],
+                                   check=True)
                 if path == a:
                     size = sum(q.stat().st_size for q in a.iterdir())
                     storage = {"bytes": size, "bytes_per_token": size / (n * args.tokens),
