@@ -270,24 +270,25 @@ def print_report(report: dict, target_items: int) -> None:
     names = list(TARGETS)
     head = "".join(f"{'N=' + str(n):>22}" for n in sizes)
     extra = len(sizes) > 1 and int(sizes[-1]) != target_items
-    print(f"\n{'command':<16}{head}" + (f"{'per 1,000 items':>26}{'N=' + str(target_items) + ' (extrapolated)':>34}" if extra else "")
+    print(f"\n(each cell: wall s / CPU s / peak RSS MB; the fit is on CPU, which a shared machine disturbs less than wall)")
+    print(f"{'command':<16}{head}" + (f"{'CPU, RSS per 1,000 items':>28}{'N=' + str(target_items) + ' (extrapolated)':>30}" if extra else "")
           + "   target")
     for name in names:
-        cells, walls, rsss, xs = [], [], [], []
+        cells, cpus, rsss, xs = [], [], [], []
         for n in sizes:
             r = report["sizes"][n]["commands"].get(name)
             if r is None:
                 cells.append(f"{'-':>22}")
                 continue
-            cells.append(f"{r['wall_s']:>8.1f} s {r['rss_mb']:>7.0f} MB ")
+            cells.append(f"{r['wall_s']:>6.1f}/{r['cpu_s']:>5.1f} s {r['rss_mb']:>5.0f} MB")
             xs.append(int(n))
-            walls.append(r["wall_s"])
+            cpus.append(r["cpu_s"])
             rsss.append(r["rss_mb"])
-        line = f"{name:<16}" + "".join(cells)
+        line = f"{name:<16}" + "".join(f"{c:>22}" for c in cells)
         if extra and len(xs) > 1:
-            aw, bw = fit(xs, walls)
+            ac, bc = fit(xs, cpus)
             ar, br = fit(xs, rsss)
-            line += f"{1000 * bw:>11.2f} s {1000 * br:>8.1f} MB    {aw + bw * target_items:>12.1f} s {ar + br * target_items:>8.0f} MB   "
+            line += f"{1000 * bc:>12.2f} s {1000 * br:>7.1f} MB {ac + bc * target_items:>14.1f} s {ar + br * target_items:>7.0f} MB  "
         wall_t, rss_t = TARGETS[name]
         line += f"   <= {wall_t if wall_t else '-'} s, <= {rss_t} MB"
         print(line)
@@ -318,7 +319,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data-dir", default=str(default_data_dir()))
     p.add_argument("--workdir", type=Path, default=None, help="keep the run folders here (reused when present)")
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--from-json", type=Path, default=None, help="print the report of an earlier --out, measure nothing")
     args = p.parse_args(argv)
+    if args.from_json:
+        return print_report(json.loads(args.from_json.read_text()), args.target)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="evalsuite-scale-"))
     report = {"tokens": args.tokens, "machine": machine(), "sizes": {}}
     try:

@@ -464,6 +464,16 @@ def prepare_run_dir(settings: RunSettings, manifest: dict[str, Any]) -> tuple[di
     return manifest, {}
 
 
+def _warm_finish_imports() -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet  # noqa: F401
+
+        pa.array([0])
+    except Exception:  # the finishing step will say what is wrong
+        pass
+
+
 BULKY_FIELDS = ("messages", "prompt", "answer", "reasoning", "server_timings")
 
 
@@ -517,6 +527,9 @@ async def _run_async(settings: RunSettings) -> int:
         writer = RecordWriter(settings.run_dir / RECORDS)
         scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
         status = "interrupted"
+        # the finishing step's imports (pyarrow, and the pandas its first call imports: ~0.5 s)
+        # load in a thread while the requests are in flight, not after them
+        asyncio.get_running_loop().run_in_executor(None, _warm_finish_imports)
         try:
             await scheduler.run(todo)
             status = "stopped" if scheduler.stopped_reason else "finished"
