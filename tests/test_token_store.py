@@ -168,7 +168,7 @@ def test_run_keeps_token_streams_in_the_side_file(data_dir, tmp_path):
 
 
 KILL_AT = {  # the finishing step, in order; each kill leaves the manifest not yet `finished`
-    "records compacted": "replace:2",
+    "records.jsonl compacted, not renamed": "replace:2",
     "tokens.parquet written, not renamed": "replace:3",
     "tokens.parquet renamed, tokens.arrows not yet removed": "unlink:tokens.arrows",
     "records.parquet written, not renamed": "replace:4",
