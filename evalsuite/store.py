@@ -184,8 +184,9 @@ def finish_pending(run: Run) -> str | None:
         return None
     recorded = {r["id"] for r in run.records}
     if all(i in recorded for i in planned):
-        return (f"every item is recorded but the run's finishing step did not complete (status "
-                f"{run.manifest.get('status')!r}); `--resume {run.path}` finishes it without asking anything")
+        return (f"every item is recorded but the run's finishing step has not completed (status "
+                f"{run.manifest.get('status')!r}); unless a process is still finishing it, the run command "
+                f"with `--resume {run.path}` finishes it without asking anything")
     return None
 
 

@@ -166,6 +166,13 @@ def test_run_keeps_token_streams_in_the_side_file(data_dir, tmp_path):
     diff = evalsuite("diff", run_dir, run_dir)
     assert "identical" in diff.stdout
 
+    # show, compare and gate never read token logprobs: they work with the side file unreadable
+    (run_dir / TOKENS).write_bytes(b"not parquet")
+    assert "Wilson" in evalsuite("show", run_dir).stdout
+    evalsuite("compare", run_dir, run_dir)
+    evalsuite("gate", "--baseline", run_dir, "--candidate", run_dir, "--max-drop", "0.05")
+    assert "unreadable" in evalsuite("diff", run_dir, run_dir, check=2).stderr
+
 
 KILL_AT = {  # the finishing step, in order; each kill leaves the manifest not yet `finished`
     "records.jsonl compacted, not renamed": "replace:2",
@@ -221,7 +228,7 @@ def test_run_killed_in_its_finishing_step_is_resumable_never_half_finished(data_
         expected = stub_entries(run_dir, 20)
         assert {r["id"]: run.logprobs(r) for r in run.records} == expected
         show = evalsuite("show", run_dir)
-        assert "finishing step did not complete" in show.stdout + show.stderr
+        assert "finishing step has not completed" in show.stdout + show.stderr
 
         resumed = evalsuite(*[a if a != "--run-dir" else "--resume" for a in args])
         assert stub.completions == served, "the resume asked nothing again"
