@@ -225,6 +225,15 @@ class _AtomicFile:
             Path(self.tmp).unlink(missing_ok=True)
 
 
+def _dumps_line(record: dict[str, Any]) -> bytes:
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(record, default=str, option=_orjson.OPT_APPEND_NEWLINE)
+        except TypeError:  # e.g. an int too large for orjson, or non-string keys
+            pass
+    return json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+
+
 def _is_record(raw: bytes) -> bool:
     try:
         record = loads(raw)
@@ -678,7 +687,9 @@ class RecordWriter:
                 return
             f.truncate(cut)
 
-    def append(self, record: dict[str, Any], tokens: TokenColumns | None = None) -> None:
+    def append(self, record: dict[str, Any], tokens: TokenColumns | None = None, flush: bool = True) -> None:
+        """One record line (its token streams first, flushed, so that no line reaches the disk
+        before its tokens). flush=False leaves the line in the buffer for a later `flush()`."""
         if tokens is not None:
             if self._tokens is None:
                 self._tokens = open(self._tokens_path, "ab")
@@ -688,8 +699,11 @@ class RecordWriter:
                 os.fsync(self._tokens.fileno())
             record = {k: v for k, v in record.items() if k != "logprobs"}
             record[TOKEN_FIELD] = len(tokens)
-        line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
-        self._f.write(line)
+        self._f.write(_dumps_line(record))
+        if flush:
+            self.flush()
+
+    def flush(self) -> None:
         self._f.flush()
         if self._fsync:
             os.fsync(self._f.fileno())
