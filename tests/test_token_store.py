@@ -48,6 +48,9 @@ def test_old_run_folder_with_inline_logprobs_loads_through_the_same_api(tmp_path
     # a finish over an old folder keeps the inline streams readable
     compact_records(run_dir, ["main/2", "main/1", "main/0"])
     assert load_run(run_dir).logprobs(load_run(run_dir).by_id["main/0"]) == inline
+    # and the commands read it as before
+    assert "Wilson" in evalsuite("show", run_dir).stdout
+    assert "3 items" in evalsuite("diff", run_dir, run_dir).stdout
 
 
 def test_old_folder_resumed_with_new_records_mixes_both(tmp_path):
