@@ -226,11 +226,7 @@ class _AtomicFile:
 
 
 def _dumps_line(record: dict[str, Any]) -> bytes:
-    if _orjson is not None:
-        try:
-            return _orjson.dumps(record, default=str, option=_orjson.OPT_APPEND_NEWLINE)
-        except TypeError:  # e.g. an int too large for orjson, or non-string keys
-            pass
+    # the stdlib's layout (", " and ": "), which people grep records.jsonl for
     return json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
 
 
