@@ -102,12 +102,15 @@ def show(run_dir: Path = typer.Argument(..., help="A run folder."),
     import json
 
     from .analysis.summary import format_summary, summarize
-    from .store import RunFolderError, load_run
+    from .store import RunFolderError, finish_pending, load_run
 
     try:
-        run_ = load_run(run_dir)
+        run_ = load_run(run_dir, drop=("messages", "prompt", "answer", "reasoning", "server_timings"))
     except RunFolderError as e:
         _fail(str(e))
+    pending = finish_pending(run_)
+    if pending:
+        typer.echo(f"note: {pending}", err=True)
     summary = summarize(run_.manifest, run_.records)
     typer.echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
 

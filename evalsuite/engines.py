@@ -152,15 +152,19 @@ class GreedyCheck:
     def __init__(self) -> None:
         self.tokens = self.not_top1 = self.items = 0
 
-    def add(self, record: Mapping[str, Any]) -> None:
-        from .analysis.diff import not_top1_count
+    def add(self, record: Mapping[str, Any], tokens: Any = None) -> None:
+        """`tokens`: the record's token stream as the client collected it (store.TokenColumns),
+        or None to read an inline `record["logprobs"]` list."""
+        if tokens is not None and hasattr(tokens, "to_arrow"):
+            n_tokens, n = len(tokens), not_top1_in_columns(tokens.to_arrow()) if len(tokens) else 0
+        else:
+            from .analysis.diff import not_top1_count
 
-        entries = record.get("logprobs")
-        if entries:
-            n = not_top1_count(entries)
-            self.tokens += len(entries)
-            self.not_top1 += n
-            self.items += n > 0
+            entries = tokens if tokens is not None else record.get("logprobs")
+            n_tokens, n = len(entries or ()), not_top1_count(entries) if entries else 0
+        self.tokens += n_tokens
+        self.not_top1 += n
+        self.items += n > 0
 
     def warning(self) -> str | None:
         if not self.not_top1:
@@ -174,3 +178,30 @@ class GreedyCheck:
         text = self.warning()
         if text:
             print(text, file=stream or sys.stderr)
+
+
+def not_top1_in_columns(batch: Any) -> int:
+    """not_top1_count (analysis/diff.py) over a token_schema() Arrow batch, vectorised: the
+    run's hot path must not build a Python object per token."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .analysis.diff import NOT_TOP1_EPS
+
+    top = batch.column("top_logprob")
+    lengths = pc.fill_null(pc.list_value_length(top), 0).to_numpy(zero_copy_only=False)
+    values = pc.fill_null(pc.list_flatten(top), -np.inf).to_numpy(zero_copy_only=False).astype(np.float64)
+    best = np.full(len(batch), -np.inf)
+    has = lengths > 0
+    if values.size:
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        best[has] = np.maximum.reduceat(values, starts[has])
+    chosen = pc.fill_null(batch.column("logprob").cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
+    # a "" partial-byte token with no id and no bytes cannot be ranked (llama-cpp-python merges them)
+    opaque = (pc.fill_null(pc.equal(batch.column("token"), ""), True).to_numpy(zero_copy_only=False)
+              & pc.is_null(batch.column("id")).to_numpy(zero_copy_only=False)
+              & pc.is_null(batch.column("bytes")).to_numpy(zero_copy_only=False))
+    with np.errstate(invalid="ignore"):
+        beaten = best > chosen + NOT_TOP1_EPS
+    return int(np.count_nonzero(beaten & ~np.isnan(chosen) & ~opaque))

@@ -105,24 +105,24 @@ def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], man
 def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: str,
                    api_key_env: str | None = None) -> DiffResult:
     """Re-score every undetermined divergence; the others keep the recorded baseline margins."""
-    b_by_id, c_by_id = baseline.by_id, candidate.by_id
     todo = [i for i in result.items if i.verdict == "undetermined" and i.token_index is not None]
     rescorer = Rescorer(endpoint, os.environ.get(api_key_env or "OPENAI_API_KEY")) if todo else None
     try:
-        return _rescore_all(result, b_by_id, c_by_id, baseline.manifest, rescorer)
+        return _rescore_all(result, baseline, candidate, rescorer)
     finally:
         if rescorer is not None:
             rescorer.close()
 
 
-def _rescore_all(result: DiffResult, b_by_id: dict, c_by_id: dict, manifest: dict[str, Any],
-                 rescorer: Rescorer | None) -> DiffResult:
+def _rescore_all(result: DiffResult, baseline: Any, candidate: Any, rescorer: Rescorer | None) -> DiffResult:
+    b_by_id, c_by_id = baseline.by_id, candidate.by_id
     items, done = [], 0
     for item in result.items:
         if item.verdict != "undetermined" or item.token_index is None or rescorer is None:
             items.append(item)
             continue
-        r = rescore_item(item, b_by_id[item.id], c_by_id[item.id], manifest, rescorer)
+        r = rescore_item(item, baseline.with_logprobs(b_by_id[item.id]), candidate.with_logprobs(c_by_id[item.id]),
+                         baseline.manifest, rescorer)
         if r.why_not is not None:
             items.append(dataclasses.replace(item, notes=item.notes + (f"--rescore: {r.why_not}",)))
             continue

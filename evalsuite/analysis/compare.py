@@ -675,7 +675,7 @@ def compare_main(
         print(f"compare: {e}", file=err)
         return 2
     try:
-        runs = load_runs(paths)
+        runs = [load_run(p, drop=("messages", "prompt", "server_timings")) for p in paths]
         if sweep_key:
             sw, cmp = sweep(runs, sweep_key, alpha=alpha)
         else:

@@ -820,18 +820,18 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _side(run: Any, records: Iterable[dict[str, Any]]) -> RunSide:
+def _side(run: Any, records: Iterable[dict[str, Any]], tokens: int, not_top1: int) -> RunSide:
     records = list(records)
     return RunSide(str(run.path), run.name, tuple(run.manifest.get("endpoints") or ()), len(records),
                    sum(r.get("outcome") == "correct" for r in records), sum(r.get("outcome") == "error" for r in records),
                    started_at=run.manifest.get("started_at"),
                    fingerprint=(run.manifest.get("dataset") or {}).get("fingerprint"),
-                   tokens=sum(len(r.get("logprobs") or ()) for r in records),
-                   not_top1=sum(not_top1_count(r.get("logprobs")) for r in records))
+                   tokens=tokens, not_top1=not_top1)
 
 
 def load_diff_run(path: Any) -> Any:
-    """The one place diff reads a run folder: records with their `logprobs` token lists."""
+    """The one place diff reads a run folder: slim records; each item's `logprobs` token list
+    comes from `run.with_logprobs(record)`, one item at a time."""
     from ..store import load_run
 
     return load_run(path)
@@ -931,10 +931,19 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     if not common:
         raise DiffRefused("the runs share no recorded item")
     k = (baseline.manifest.get("decoding") or {}).get("logprobs")
-    items = tuple(diff_item(b_by_id[i], c_by_id[i], tau, k if isinstance(k, int) and k > 0 else None) for i in common)
-    sides = (_side(baseline, (b_by_id[i] for i in common)), _side(candidate, (c_by_id[i] for i in common)))
+    # token streams are read from the runs' side files one item at a time (flat memory)
+    items: list[ItemDiff] = []
+    streamed = {"baseline": [0, 0], "candidate": [0, 0]}      # tokens, not-top-1 tokens
+    for i in common:
+        b, c = baseline.with_logprobs(b_by_id[i]), candidate.with_logprobs(c_by_id[i])
+        items.append(diff_item(b, c, tau, k if isinstance(k, int) and k > 0 else None))
+        for role, record in (("baseline", b), ("candidate", c)):
+            streamed[role][0] += len(record.get("logprobs") or ())
+            streamed[role][1] += not_top1_count(record.get("logprobs"))
+    sides = (_side(baseline, (b_by_id[i] for i in common), *streamed["baseline"]),
+             _side(candidate, (c_by_id[i] for i in common), *streamed["candidate"]))
     notes += [w for w in (sides[0].greedy_warning("baseline"), sides[1].greedy_warning("candidate")) if w]
-    return DiffResult(sides[0], sides[1], tau, items, tuple(notes), missing)
+    return DiffResult(sides[0], sides[1], tau, tuple(items), tuple(notes), missing)
 
 
 def format_diff(result: DiffResult, verbose_items: int = 20) -> str:

@@ -268,11 +268,11 @@ def accuracy_check(pair: Paired, s: GateSettings) -> tuple[Check, str]:
 
 def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> GateResult:
     try:
-        base = load_run(baseline)
+        base = load_run(baseline, drop=("messages", "prompt", "server_timings"))
     except RunFolderError as e:
         raise GateInputError(f"baseline: {e}") from None
     try:
-        cand = load_run(candidate)
+        cand = load_run(candidate, drop=("messages", "prompt", "server_timings"))
     except RunFolderError as e:
         raise GateInputError(f"candidate: {e}") from None
     fp_b = (base.manifest.get("dataset") or {}).get("fingerprint")
