@@ -63,7 +63,7 @@ class Rescorer:
                 if not e.retryable or attempt == self.retry.max_retries:
                     raise
                 await asyncio.sleep(self.retry.delay(attempt, e))
-        entries = response.logprobs or []
+        entries = response.logprobs.entries() if response.logprobs is not None and len(response.logprobs) else []
         if not entries:
             raise ValueError("the server sent no logprobs")
         return {str(a.get("token")): float(a["logprob"]) for a in entries[0].get("top") or ()

@@ -361,6 +361,6 @@ def test_rescore_completions_run_on_loopback_server(tmp_path, monkeypatch):
         assert body["prompt"] == "Q: go\nA:a" and body["max_tokens"] == 1 and body["logprobs"] == 20
         assert auth == "Bearer sk-test-key"                      # the API key, as `run` sends it
         assert rescored.rescored == 1 and item.verdict == "near_tie"
-        assert item.margin == pytest.approx(0.0004) and "re-scored" in item.reason
+        assert item.margin == pytest.approx(0.0004, abs=1e-6) and "re-scored" in item.reason
     finally:
         server.shutdown()
