@@ -106,6 +106,22 @@ def tokens_of(record: dict[str, Any]) -> list[Tok] | None:
     return out
 
 
+def tokens_from_table(table: Any) -> list[Tok]:
+    """tokens_of for a token_schema() Arrow table from the side file: the columns' types are
+    already checked, so each row becomes a Tok without per-field validation."""
+    def lp_of(v: Any) -> float | None:
+        return v if v is None or math.isfinite(v) or v == -math.inf else None
+
+    cols = [table.column(name).to_pylist() for name in
+            ("token", "bytes", "id", "logprob", "part", "top_token", "top_bytes", "top_id", "top_logprob")]
+    out = []
+    for t, b, i, lp, part, tt, tb, ti, tl in zip(*cols):
+        top = tuple(Alt(a or "", None if c is None else tuple(c), d, lp_of(e))
+                    for a, c, d, e in zip(tt or (), tb or (), ti or (), tl or ()))
+        out.append(Tok(t or "", None if b is None else tuple(b), i, lp_of(lp), part or "answer", top))
+    return out
+
+
 def comparison_level(a: Sequence[Tok], b: Sequence[Tok]) -> str:
     """Compare by ids when both streams carry them, else by bytes, else by decoded text."""
     both = list(a) + list(b)
@@ -466,17 +482,58 @@ def _identical(item_id: str, tb: list[Tok] | None, tc: list[Tok] | None, outcome
                     retokenised=True, notes=notes, **counts, **outcome)
 
 
-def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | None = None) -> ItemDiff:
-    """The verdict for one item, from its baseline and candidate records."""
+def identical_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any) -> ItemDiff | None:
+    """The common case of a large diff decided on the side file's Arrow columns, without a
+    Python object per token: byte-identical texts, the same token ids and bytes, and bytes that
+    spell the text. Returns exactly what diff_item would; None sends the item down diff_item
+    (anything unusual: missing ids or bytes, partial-byte tokens, errors, retokenised text)."""
+    if tb is None or tc is None or tb.num_rows != tc.num_rows or tb.num_rows == 0:
+        return None
+    if base.get("outcome") == "error" or cand.get("outcome") == "error" or not _texts_equal(base, cand):
+        return None
+    ids_b, bytes_b, ids_c, bytes_c = (t.column(name).combine_chunks() for t in (tb, tc) for name in ("id", "bytes"))
+    if ids_b.null_count or ids_c.null_count or bytes_b.null_count or bytes_c.null_count:
+        return None
+    if not (ids_b.equals(ids_c) and bytes_b.equals(bytes_c)):
+        return None
+    if _spelled(bytes_b) != raw_text(base).encode("utf-8"):
+        return None
+    from ..engines import not_top1_in_columns
+
+    counts = {"baseline_not_top1": not_top1_in_columns(tb.combine_chunks().to_batches()[0]),
+              "candidate_not_top1": not_top1_in_columns(tc.combine_chunks().to_batches()[0])}
+    return ItemDiff(str(base.get("id")), "identical", "answer and reasoning byte-identical, token for token",
+                    **counts, **_outcome_fields(base, cand))
+
+
+def _spelled(column: Any) -> bytes:
+    """The concatenated values of a binary Arrow array with no nulls, read from its buffers."""
+    import numpy as np
+
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[column.offset:column.offset + len(column) + 1]
+    return memoryview(column.buffers()[2])[int(offsets[0]):int(offsets[-1])].tobytes()
+
+
+def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | None = None,
+              tables: tuple[Any, Any] | None = None) -> ItemDiff:
+    """The verdict for one item, from its baseline and candidate records (with their `logprobs`
+    lists, or their token tables from the side file in `tables`)."""
     item_id = str(base.get("id"))
     outcome = _outcome_fields(base, cand)
     for side, r in (("baseline", base), ("candidate", cand)):
         if r.get("outcome") == "error":
             kind = (r.get("error") or {}).get("kind", "?")
             return ItemDiff(item_id, "undetermined", f"the {side} record is an error ({kind}): nothing to compare", **outcome)
-    tb, tc = tokens_of(base), tokens_of(cand)
-    counts = {"baseline_not_top1": not_top1_count(base.get("logprobs")),
-              "candidate_not_top1": not_top1_count(cand.get("logprobs"))}
+    if tables is not None:
+        from ..engines import not_top1_in_columns
+
+        tb, tc = (None if t is None else tokens_from_table(t) for t in tables)
+        counts = {f"{role}_not_top1": 0 if t is None else not_top1_in_columns(t.combine_chunks().to_batches()[0])
+                  if t.num_rows else 0 for role, t in zip(("baseline", "candidate"), tables)}
+    else:
+        tb, tc = tokens_of(base), tokens_of(cand)
+        counts = {"baseline_not_top1": not_top1_count(base.get("logprobs")),
+                  "candidate_not_top1": not_top1_count(cand.get("logprobs"))}
     if _texts_equal(base, cand):
         note = None
         if tb is not None and not covers_text(tb, base):
@@ -934,16 +991,32 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     # token streams are read from the runs' side files one item at a time (flat memory)
     items: list[ItemDiff] = []
     streamed = {"baseline": [0, 0], "candidate": [0, 0]}      # tokens, not-top-1 tokens
+    top_k = k if isinstance(k, int) and k > 0 else None
     for i in common:
-        b, c = baseline.with_logprobs(b_by_id[i]), candidate.with_logprobs(c_by_id[i])
-        items.append(diff_item(b, c, tau, k if isinstance(k, int) and k > 0 else None))
-        for role, record in (("baseline", b), ("candidate", c)):
-            streamed[role][0] += len(record.get("logprobs") or ())
-            streamed[role][1] += not_top1_count(record.get("logprobs"))
+        b, c = b_by_id[i], c_by_id[i]
+        # the side file's Arrow tables; an old folder's inline lists keep their float64 logprobs
+        if _columnar(baseline, i) and _columnar(candidate, i):
+            tables = baseline.tokens.table(i), candidate.tokens.table(i)
+            item = identical_by_columns(b, c, *tables) or diff_item(b, c, tau, top_k, tables=tables)
+            sizes = [0 if t is None else t.num_rows for t in tables]
+        else:
+            b, c = baseline.with_logprobs(b), candidate.with_logprobs(c)
+            item = diff_item(b, c, tau, top_k)
+            sizes = [len(r.get("logprobs") or ()) for r in (b, c)]
+        items.append(item)
+        streamed["baseline"][0] += sizes[0]
+        streamed["candidate"][0] += sizes[1]
+        streamed["baseline"][1] += item.baseline_not_top1
+        streamed["candidate"][1] += item.candidate_not_top1
     sides = (_side(baseline, (b_by_id[i] for i in common), *streamed["baseline"]),
              _side(candidate, (c_by_id[i] for i in common), *streamed["candidate"]))
     notes += [w for w in (sides[0].greedy_warning("baseline"), sides[1].greedy_warning("candidate")) if w]
     return DiffResult(sides[0], sides[1], tau, tuple(items), tuple(notes), missing)
+
+
+def _columnar(run: Any, item_id: str) -> bool:
+    tokens = getattr(run, "tokens", None)
+    return tokens is not None and item_id not in tokens.inline
 
 
 def format_diff(result: DiffResult, verbose_items: int = 20) -> str:
