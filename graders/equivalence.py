@@ -12,7 +12,7 @@ from fractions import Fraction
 from . import sandbox
 from .numeric import compare_numbers
 from .parse import Node, contains_pm, expand_pm, symbols_of
-from .structure import (BaseNumber, Equation, Expr, Intervals, Items, Matrix, Relation,
+from .structure import (BaseNumber, Equation, Expr, Intervals, Items, Labelled, Matrix, Relation,
                         TimeOfDay, Value, as_intervals)
 from .normalise import plain_key
 
@@ -44,8 +44,7 @@ def compare_pairs(pairs: list[tuple[Node, Node]]) -> list[tuple[bool | None, str
             pending.append(n)
     if pending:
         try:
-            answers = sandbox.run("equal_pairs", [pairs[n] for n in pending],
-                                  timeout=sandbox.DEFAULT_TIMEOUT_S * (1 + 0.25 * (len(pending) - 1)))
+            answers = sandbox.run("equal_pairs", [pairs[n] for n in pending])
         except sandbox.SandboxTimeout as e:
             answers = [(None, f"undecided: {e}")] * len(pending)
         except sandbox.SandboxError as e:
@@ -167,10 +166,67 @@ def vector_items(m: Matrix) -> Items | None:
     return None
 
 
+def label_of(value: Value) -> tuple[str, Value] | None:
+    """(label, value) of a labelled answer: `AB = 4`, and `x = 5` (a symbol given a value)."""
+    if isinstance(value, Labelled):
+        return value.label, value.value
+    if isinstance(value, Equation) and value.solved_for:
+        return value.solved_for, Expr(value.rhs)
+    return None
+
+
+def all_labelled(value: Value) -> bool:
+    return isinstance(value, Items) and bool(value.items) and all(label_of(v) for v in value.items)
+
+
+def unlabelled(items: Items) -> Items:
+    return Items(tuple(label_of(v)[1] for v in items.items), True, "()")  # type: ignore[index]
+
+
+def dedupe(items: Items) -> Items:
+    """A set written with a repeated element ({1, 1, 4}) is the set without the repeat."""
+    out: list[Value] = []
+    for item in items.items:
+        if item not in out:
+            out.append(item)
+    return Items(tuple(out), items.ordered, items.brackets)
+
+
 def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
     """The structural comparison; see the module docstring."""
     if isinstance(gold, Expr) and isinstance(answer, Expr):
         return compare_expr(gold.node, answer.node, gold_percent)
+    # labels: both labelled -> the labels must match; one side labelled -> compared without
+    g_label, a_label = label_of(gold), label_of(answer)
+    if isinstance(gold, Labelled) or isinstance(answer, Labelled):
+        if g_label and a_label:
+            if plain_key(g_label[0]) != plain_key(a_label[0]):
+                return Decision(False, "set", f"different labels ({g_label[0]} vs {a_label[0]})")
+            d = compare(g_label[1], a_label[1], gold_percent)
+            return Decision(d.equal, d.method, f"{g_label[0]}: {d.reason}")
+        if g_label:
+            return compare(g_label[1], answer, gold_percent)
+        if a_label:
+            return compare(gold, a_label[1], gold_percent)
+    if isinstance(gold, Items) and isinstance(answer, Items):
+        # `p = 3, q = 7` against `(3, 7)`: the labels give the order
+        if all_labelled(gold) and not all_labelled(answer) and answer.ordered:
+            return compare_items(unlabelled(gold), answer, ordered=True)
+        if all_labelled(answer) and not all_labelled(gold) and gold.ordered:
+            return compare_items(gold, unlabelled(answer), ordered=True)
+        if all_labelled(gold) and all_labelled(answer):
+            return compare_items(Items(gold.items, False, ""), Items(answer.items, False, ""), ordered=False)
+    # 13:10 reads as a time of day; against a number it is the ratio 13 : 10
+    if isinstance(gold, TimeOfDay) != isinstance(answer, TimeOfDay) and isinstance(gold if isinstance(answer, TimeOfDay) else answer, Expr):
+        t = gold if isinstance(gold, TimeOfDay) else answer
+        if not t.has_meridiem or t.minutes // 60 > 12:  # type: ignore[union-attr]
+            ratio = Expr(("div", ("num", Fraction(t.minutes // 60), 0), ("num", Fraction(t.minutes % 60), 0)))  # type: ignore[union-attr]
+            d = compare(ratio, answer) if t is gold else compare(gold, ratio)
+            return Decision(d.equal, d.method, f"h:mm read as a ratio: {d.reason}")
+    if isinstance(answer, Equation) and isinstance(gold, Expr) and not answer.solved_for:
+        # "a + b = 7", "4 \\cdot 3 = 12": a worked line; its value is after the last '='
+        d = compare(gold, Expr(answer.rhs), gold_percent)
+        return Decision(d.equal, d.method, f"value after the last '=': {d.reason}")
     # x = 5 vs 5, y = 2x + 3 vs 2x + 3
     if isinstance(gold, Equation) and isinstance(answer, Equation):
         return compare_equations(gold, answer)
@@ -191,8 +247,13 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
         return compare_matrices(gold, answer)
     if isinstance(gold, Items) and isinstance(answer, Items):
         ordered = gold.ordered and answer.brackets != "{}"
+        pair = {gold.brackets, answer.brackets}
+        if ordered and pair == {"()", "[]"} and len(gold.items) == 2:
+            # [a, b] and (a, b) are different intervals, never the same pair
+            return Decision(False, "interval", f"bracket types differ: {gold.brackets[0]}a, b{gold.brackets[1]} "
+                                              f"vs {answer.brackets[0]}a, b{answer.brackets[1]}")
         if not ordered:  # {1 ± √5, -2} has three elements
-            gold, answer = expand_items(gold), expand_items(answer)
+            gold, answer = dedupe(expand_items(gold)), dedupe(expand_items(answer))
         return compare_items(gold, answer, ordered=ordered)
     if isinstance(gold, Items) and len(gold.items) == 1:
         return compare(gold.items[0], answer, gold_percent)
@@ -240,5 +301,5 @@ def compare_matrices(gold: Value, answer: Value) -> Decision:
 
 
 def _kind(value: Value) -> str:
-    return {Expr: "expression", Equation: "equation", Intervals: "interval", Items: "list/set",
+    return {Expr: "expression", Equation: "equation", Labelled: "labelled value", Intervals: "interval", Items: "list/set",
             Matrix: "matrix", Relation: "relation", TimeOfDay: "time", BaseNumber: "based number"}.get(type(value), "?")

@@ -34,32 +34,53 @@ GSM_ANSWER_IS_RE = re.compile(r"[Tt]he (?:final )?answer is\s*\$?\s*(-?[0-9.,]+)
 GSM_FLEX_RE = re.compile(r"(-?[$0-9.,]{2,})|(-?[0-9]+)")
 
 
+def _box_at(text: str, start: int) -> tuple[str, int] | None:
+    """(contents, end) of the box command at `start`; None if it is torn (no closing brace)."""
+    cmd_len = len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox")
+    i = start + cmd_len
+    while i < len(text) and text[i] == " ":
+        i += 1
+    if i < len(text) and text[i] == "{":
+        depth = 0
+        for j in range(i, len(text)):
+            c = text[j]
+            if c == "{" and text[j - 1] != "\\":
+                depth += 1
+            elif c == "}" and text[j - 1] != "\\":
+                depth -= 1
+                if depth == 0:
+                    return text[i + 1: j].strip(), j + 1
+    elif i < len(text) and i > start + cmd_len:  # "\boxed 5": up to the next space or $
+        m = re.match(r"[^\s$]+", text[i:])
+        if m:
+            return m.group().strip(), i + m.end()
+    return None
+
+
 def find_boxed(text: str) -> str | None:
     """Contents of the last complete \\boxed{...} / \\fbox{...}, nested braces allowed."""
+    boxes = find_all_boxed(text, limit=1)
+    return boxes[-1][2] if boxes else None
+
+
+def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
+    """(start, end, contents) of the last `limit` complete boxes, in text order. A torn
+    (unclosed) box is skipped; a box inside another box is not listed separately."""
+    out: list[tuple[int, int, str]] = []
     end = len(text)
-    while True:
+    for _ in range(4 * limit):
         start = max(text.rfind(cmd, 0, end) for cmd in BOX_COMMANDS)
         if start < 0:
-            return None
-        cmd_len = len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox")
-        i = start + cmd_len
-        while i < len(text) and text[i] == " ":
-            i += 1
-        if i < len(text) and text[i] == "{":
-            depth = 0
-            for j in range(i, len(text)):
-                c = text[j]
-                if c == "{" and text[j - 1] != "\\":
-                    depth += 1
-                elif c == "}" and text[j - 1] != "\\":
-                    depth -= 1
-                    if depth == 0:
-                        return text[i + 1: j].strip()
-        elif i < len(text):  # "\boxed 5": up to the next space or $
-            m = re.match(r"[^\s$]+", text[i:])
-            if m and i > start + cmd_len:
-                return m.group().strip()
-        end = start  # unbalanced (truncated) box: look at the one before
+            break
+        found = _box_at(text, start)
+        if found is not None and not (out and out[-1][0] < found[1] <= out[-1][1]):
+            if out and start < out[-1][0] and found[1] >= out[-1][1]:
+                out.pop()  # the later one was nested inside this box
+            out.append((start, found[1], found[0]))
+            if len(out) >= limit:
+                break
+        end = start
+    return out[::-1]
 
 
 def clean_tail(answer: str) -> str:
@@ -67,24 +88,89 @@ def clean_tail(answer: str) -> str:
     answer = answer.strip()
     math = re.match(r"^\$\$?([^$]+)\$\$?", answer) or re.match(r"^\\\((.+?)\\\)", answer) or re.match(r"^\\\[(.+?)\\\]", answer)
     if math:
-        return math.group(1).strip()
+        rest = answer[math.end():]
+        joined = math_run(answer, 0) if re.match(CONNECTOR_RE, rest) else None
+        return joined or math.group(1).strip()
+    first_sentence = re.split(r"(?<!\d)\.(?:\s|$)|\n", answer)[0]
+    spans = list(MATH_SPAN_RE.finditer(first_sentence))
+    if spans:  # "the roots are $2$ and $3$"
+        return math_run(first_sentence, spans[0].start()) or span_text(spans[0])
     answer = answer.split("\n")[0]
     answer = re.split(r"(?<!\d)\.(?:\s|$)|\.\s+(?=[A-Z])|。", answer)[0]
     answer = answer.strip().strip("*").strip()
     return re.sub(r"[.。,，;；]+$", "", answer).strip()
 
 
-def extract_answer(response: str) -> tuple[str | None, str]:
-    """(answer text, how it was found); (None, 'none') when the response holds nothing."""
+# $$..$$, $..$, \[..\], \(..\): bounded lengths keep the scan linear enough on hostile text
+MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
+# what may stand between the maths spans of one answer: "$x=2$ and $x=-5$", "$2$, $3$ or $4$"
+CONNECTOR_RE = r"\s*(?:,|;|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\}|\s)+\s*(?=\$|\\\(|\\\[)"
+
+
+def span_text(m: re.Match) -> str:
+    return next(g for g in m.groups() if g is not None).strip()
+
+
+def math_run(text: str, start: int) -> str | None:
+    """The maths spans from `start` on that follow each other with only 'and'/'or'/commas
+    between them, joined as a list: '$x=2$ and $x=-5$' -> 'x=2, x=-5'."""
+    parts = []
+    pos = start
+    while True:
+        m = MATH_SPAN_RE.match(text, pos)
+        if not m:
+            break
+        parts.append(span_text(m))
+        c = re.match(CONNECTOR_RE, text[m.end(): m.end() + 40])
+        if not c:
+            break
+        pos = m.end() + c.end()
+    return ", ".join(parts) if parts else None
+
+
+def last_math(text: str) -> str | None:
+    """The last maths span of the final sentence, with the spans joined to it by 'and'/'or'.
+
+    Not used when a later sentence has a number of its own: 'We get $3+4=7$ apples. She
+    gives 2 away, leaving 5.' is read through its last number.
+    """
+    spans = list(MATH_SPAN_RE.finditer(text))
+    if not spans:
+        return None
+    last = spans[-1]
+    after = text[last.end():]
+    sentence_end = re.search(r"\.(?:\s|$)|\n\s*\n", after)
+    if sentence_end and re.search(r"\d", after[sentence_end.end():]):
+        return None
+    # walk back over spans joined by connectors ("$x=2$ and $x=-5$")
+    first = len(spans) - 1
+    while first > 0 and re.fullmatch(CONNECTOR_RE.replace("(?=", "(?:"), text[spans[first - 1].end(): spans[first].start()] + "$"):
+        first -= 1
+    joined = math_run(text, spans[first].start())
+    return joined or span_text(last)
+
+
+def extract_answer(response: str, several: bool = False) -> tuple[str | None, str]:
+    """(answer text, how it was found); (None, 'none') when the response holds nothing.
+
+    `several`: the gold has several answers, so several different boxes are read as one
+    list ('$\\boxed{2}$ or $\\boxed{3}$'); otherwise the last box counts. A "final answer"
+    statement after the last box wins over it.
+    """
     if response is None:
         return None, "none"
-    text = response[-MAX_SCAN:]
-    boxed = find_boxed(text)
-    if boxed is not None:
-        return boxed, "boxed"
-    last = _last_match(FINAL_ANSWER_RE, text) or _last_match(ANSWER_IS_RE, text)
-    if last:
-        return clean_tail(last), "answer-is"
+    # an escaped dollar (\\$36) is money, not a maths delimiter: full-width here, '$' again after NFKC
+    text = response[-MAX_SCAN:].replace("\\$", "\uff04")
+    boxes = find_all_boxed(text)
+    final = _last_match_obj(FINAL_ANSWER_RE, text) or _last_match_obj(ANSWER_IS_RE, text)
+    if boxes and not (final is not None and final.start() > boxes[-1][1] and clean_tail(final.group(1))):
+        if several:
+            distinct = list(dict.fromkeys(b[2] for b in boxes))
+            if len(distinct) > 1:
+                return ", ".join(distinct), "boxed"
+        return boxes[-1][2], "boxed"
+    if final is not None and final.group(1).strip():
+        return clean_tail(final.group(1).strip()), "answer-is"
     for pattern in ZH_ANSWER_RES:
         found = _last_match(pattern, text)
         if found:
@@ -93,6 +179,11 @@ def extract_answer(response: str) -> tuple[str | None, str]:
     if found:
         return clean_tail(found), "gsm8k"
     stripped = text.strip()
+    if stripped and len(stripped) <= MAX_WHOLE and "\n" not in stripped and not MATH_SPAN_RE.search(stripped):
+        return stripped, "whole"
+    math = last_math(text)
+    if math:
+        return math, "last-math"
     if stripped and len(stripped) <= MAX_WHOLE and "\n" not in stripped:
         return stripped, "whole"
     number = extract_last_number(text)
@@ -101,6 +192,13 @@ def extract_answer(response: str) -> tuple[str | None, str]:
     if stripped and len(response) <= MAX_SCAN:
         return stripped, "whole"
     return None, "none"
+
+
+def _last_match_obj(pattern: re.Pattern, text: str) -> re.Match | None:
+    last = None
+    for m in pattern.finditer(text):
+        last = m
+    return last
 
 
 def _last_match(pattern: re.Pattern, text: str) -> str | None:
@@ -135,12 +233,20 @@ def extract_gsm8k_strict(text: str) -> str | None:
     return None
 
 
+SPACED_THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d,]|\.\d)")
+
+
 def extract_last_number(text: str) -> str | None:
-    """lm-eval's flexible GSM8K extraction: the last number-like run in the text, cleaned."""
+    """lm-eval's flexible GSM8K extraction: the last number-like run in the text, cleaned.
+
+    LaTeX and spaced thousands ('6,\\!516,\\!477', '12{,}480', '9 929 295') count as one number.
+    """
     if text is None:
         return None
+    text = text[-MAX_SCAN:].replace(",\\!", ",").replace("{,}", ",")
+    text = SPACED_THOUSANDS_RE.sub(lambda m: re.sub(r"\s", "", m.group()), text)
     last = None
-    for m in GSM_FLEX_RE.finditer(text[-MAX_SCAN:]):
+    for m in GSM_FLEX_RE.finditer(text):
         cleaned = _clean_number(m.group())
         if cleaned is not None:
             last = cleaned

@@ -19,10 +19,23 @@ from .verdict import Verdict
 KINDS = ("choice", "numeric", "math", "text")
 MAX_RESPONSE_NOTE = 1_000_000
 CHOICE_GOLD_RE = re.compile(r"^\(?([A-J])\)?(?:[\s,、]*\(?([A-J])\)?)*$")
+# an option letter followed by the option's text: "(C) 40 km", "B. Lisbon", "D: none of these"
+CHOICE_WITH_TEXT_RE = re.compile(r"^\s*(?:\(([A-J])\)\s*|([A-J])\s*[.:：、)]\s+)(?=\S)")
 TEXT_WRAP_RE = re.compile(r"^\\(?:text|textbf|mathrm|mbox)\s*\{(.*)\}$")
 MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "oo",
               "inf", "infty", "infinity", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-              "or", "and", "in", "cm", "mm", "km", "kg", "units", "degrees", "dollars", "cents"}
+              "or", "and", "in", "cm", "mm", "km", "kg", "units", "degrees", "dollars", "cents",
+              "percent", "pct", "sum", "prod", "frac", "dfrac", "approx", "emptyset", "varnothing",
+              "mathbb", "cup", "cap", "cdot", "times", "left", "right", "text", "boxed"}
+# a doubled backslash before a LaTeX command: text copied from JSON or Python source
+ESCAPED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?:[a-zA-Z]{2,}|[{}()\[\]%$,!;])")
+
+
+def unescape(text: str) -> str:
+    """'\\\\frac{3}{4}' (escaped once too often) -> '\\frac{3}{4}'; a lone '\\\\' line break stays."""
+    if ESCAPED_COMMAND_RE.search(text):
+        return text.replace("\\\\", "\\")
+    return text
 
 
 def choice_letters(text: str) -> str | None:
@@ -39,9 +52,40 @@ def choice_letters(text: str) -> str | None:
     return "".join(sorted(letters))
 
 
+def gold_choice_letters(gold: str) -> str | None:
+    """Letters of a choice gold, bare ('C', 'AD') or with the option text ('(C) 40 km')."""
+    if len(gold.strip()) <= 12:
+        letters = choice_letters(gold)
+        if letters is not None:
+            return letters
+    m = CHOICE_WITH_TEXT_RE.match(gold)
+    if m and not re.search(r"[=<>]", gold):
+        return m.group(1) or m.group(2)
+    return None
+
+
+def gold_answer(gold: str) -> tuple[str, str]:
+    """The answer inside an answer key: (text, how). A bare answer is itself ('bare'); a key
+    written as a short solution is read like a response -- all its boxes (several form a
+    list), else its 'answer is', else its last maths."""
+    from .extract import find_all_boxed
+
+    stripped = gold.strip()
+    boxes = find_all_boxed(stripped)
+    if boxes:
+        distinct = list(dict.fromkeys(b[2] for b in boxes))
+        return ", ".join(distinct), "gold-boxed"
+    if not re.search(r"\$|\\\(|\\\[", stripped) or re.fullmatch(r"\$+[^$]*\$+", stripped):
+        return stripped, "bare"
+    answer, how = extract_answer(stripped)
+    if answer is None:
+        return stripped, "bare"
+    return answer, f"gold-{how}"
+
+
 def infer_kind(gold: str) -> str:
     """choice for letter golds, numeric for plain numbers, text for words, else math."""
-    if choice_letters(gold) is not None and len(gold.strip()) <= 12:
+    if gold_choice_letters(gold) is not None:
         return "choice"
     norm = normalise(gold).text
     if re.search(r"[\u4e00-\u9fff]", norm):
@@ -61,26 +105,55 @@ def infer_kind(gold: str) -> str:
     return "math"
 
 
-def grade(gold: str, response: str | None, kind: str | None = None) -> Verdict:
-    """Is `response` (a bare answer or a whole model response) the same answer as `gold`?"""
-    gold = "" if gold is None else str(gold)
-    kind = kind or infer_kind(gold)
-    if kind not in KINDS:
+def grade(gold: str, response: str | None, kind: str | None = None, *, choices: Sequence[str] = (),
+          deadline_s: float | None = None) -> Verdict:
+    """Is `response` (a bare answer or a whole model response) the same answer as `gold`?
+
+    `gold` may be a bare answer or an answer key written as a short solution. `choices` (the
+    option texts, in letter order) help read a choice answer. All sympy work of one call
+    shares one deadline, `deadline_s` (default sandbox.DEFAULT_DEADLINE_S, env
+    EVALSUITE_GRADER_TIMEOUT); past it the verdict is undecided.
+    """
+    from . import sandbox
+
+    gold = unescape("" if gold is None else str(gold))
+    if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown grading kind {kind!r}; expected one of {', '.join(KINDS)}")
     if response is None or not str(response).strip():
         return Verdict(False, None, "none", "empty response: no answer to grade", "none")
+    response = unescape(str(response))
+    if kind == "choice" or (kind is None and gold_choice_letters(gold) is not None):
+        return grade_choice(gold, response, choices)
+    gold_text, gold_how = gold_answer(gold)
+    kind = kind or infer_kind(gold_text)
     if kind == "choice":
-        return grade_choice(gold, response)
-    answer, how = extract_answer(response)
+        return grade_choice(gold_text, response, choices)
+    several = gold_has_several(gold_text)
+    answer, how = extract_answer(response, several=several)
     if answer is None:
         return Verdict(False, None, "none", "no answer found in the response", how)
     if kind == "text":
-        return grade_text(gold, answer, how)
+        return grade_text(gold_text, answer, how)
     if kind == "numeric" and not re.search(r"\d", answer):
         # a numeric gold needs a number: words alone would otherwise parse as a product of
         # symbols ("nothing" = n*o*t*h*i*n*g) and be "symbolically different"
         return Verdict(False, None, "none", f"no number in the answer ({how})", how)
-    return grade_math_answer(gold, answer, how, response)
+    with sandbox.deadline(deadline_s):
+        v = grade_math_answer(gold_text, answer, how, response)
+    if gold_how != "bare":
+        v = Verdict(v.equal, v.extracted, v.method, f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]",
+                    v.extraction, v.details)
+    return v
+
+
+def gold_has_several(gold_text: str) -> bool:
+    """A gold of several answers ('2, 3', '\\{1, 4\\}', '\\pm 2'): several boxes form a list."""
+    from .structure import Items, parse_value
+    try:
+        value = parse_value(normalise(gold_text).text)
+    except ParseError:
+        return False
+    return (isinstance(value, Items) and not value.ordered and len(value.items) > 1) or "\\pm" in gold_text
 
 
 def grade_math(gold: str, answer_text: str | None) -> Verdict:
@@ -95,20 +168,50 @@ def verdict(equal: bool | None, answer: str, method: str, reason: str, how: str,
     return Verdict(equal, answer, method, reason, how, details=dict(details))
 
 
+DECIMAL_COMMA_RE = re.compile(r"^(-?)(\d+),(\d+)$")
+EURO_NUMBER_RE = re.compile(r"^(-?\d{1,3}(?:\.\d{3})+),(\d+)$")
+
+
+def decimal_comma(text: str) -> str | None:
+    """The decimal-comma reading of one number ('2,5' -> '2.5'), or None when it is not one.
+
+    A single comma between digits is a decimal comma unless exactly three digits follow it
+    and the part before is not 0 ('1,000' stays one thousand, '0,125' is 0.125); '1.234,5'
+    (dots as thousands) is 1234.5. Only applied when the gold is a single number, so a list
+    '2,5' against the gold '2, 5' stays a list.
+    """
+    m = EURO_NUMBER_RE.match(text)
+    if m:
+        return m.group(1).replace(".", "") + "." + m.group(2)
+    m = DECIMAL_COMMA_RE.match(text)
+    if not m:
+        return None
+    sign, whole, frac = m.groups()
+    if len(frac) == 3 and whole.lstrip("0") != "" and len(whole) <= 3:
+        return None
+    return f"{sign}{whole}.{frac}"
+
+
 def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdict:
     from .equivalence import compare
-    from .structure import parse_value
+    from .structure import Expr, parse_value
 
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
     g_norm, a_norm = normalise(gold), normalise(answer)
-    if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text:
+    if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text and a_norm.percent <= g_norm.percent:
         extra = f" (removed unit {a_norm.unit!r})" if a_norm.unit else ""
         return verdict(True, answer, "normalised", f"equal after normalisation: {a_norm.text!r}{extra}", how)
     try:
         gold_value = parse_value(g_norm.text)
     except ParseError as e:
         return verdict(None, answer, "none", f"undecided: the gold {gold!r} could not be parsed ({e})", how)
+    note = ""
+    if isinstance(gold_value, Expr):
+        comma = decimal_comma(a_norm.text)
+        if comma is not None:
+            a_norm = type(a_norm)(comma, a_norm.percent, a_norm.unit)
+            note = f" [decimal comma read as a point: {comma}]"
     try:
         if how in ("whole", "answer-is", "zh-answer") and looks_like_prose(a_norm.text):
             raise ParseError("a sentence, not a bare answer")
@@ -117,16 +220,20 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
         return verdict(None, answer, "none", f"undecided: answer too large to check safely ({e})", how)
     except ParseError as e:
         # a sentence instead of a bare answer: fall back to its last number, marked so
-        number = extract_last_number(answer) if how in ("whole", "answer-is", "zh-answer", "gsm8k") else None
+        number = extract_last_number(answer) if how in ("whole", "answer-is", "zh-answer", "gsm8k", "last-math") else None
         if number is None:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
         answer, how = number, "last-number"
+        a_norm = normalise(number)
         try:
-            answer_value = parse_value(normalise(number).text)
+            answer_value = parse_value(a_norm.text)
         except ParseError as e2:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e2})", how)
+    if a_norm.percent and not g_norm.percent:
+        return verdict(False, answer, "numeric",
+                       f"the answer is a percent ({a_norm.text}%) and the gold {gold!r} is not: not converted", how)
     decision = compare(gold_value, answer_value, gold_percent=g_norm.percent)
-    reason = decision.reason
+    reason = decision.reason + note
     if how == "last-number":
         reason += " [answer taken from the last number in the response: no marked final answer]"
     return verdict(decision.equal, answer, decision.method, reason, how)
@@ -148,20 +255,13 @@ def grade_text(gold: str, answer: str, how: str) -> Verdict:
     return verdict(equal, answer, method, reason, how, **({"score": score} if score is not None else {}))
 
 
-def _extract_choice(response: str, choices: Sequence[str], n_gold: int) -> tuple[str | None, str]:
-    """graders/choice.py (shared with the exam packs) when present; until then only a bare
-    letter answer or a boxed letter is read."""
-    try:
-        from .choice import extract_choice
-    except ImportError:
-        boxed = find_boxed(response)
-        letters = choice_letters(boxed if boxed is not None else response)
-        return letters, ("boxed" if boxed is not None else "bare-letters") if letters else "none"
-    return extract_choice(response, choices, n_gold)
-
-
 def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdict:
-    gold_letters = choice_letters(gold)
+    """Option letters: the last boxed letter, else graders/choice.py's rules (shared with the
+    exam packs). Letters are compared as sets; no letter, or an ambiguous answer ("A or B"),
+    is undecided (equal=None)."""
+    from .choice import extract_choice
+
+    gold_letters = gold_choice_letters(gold)
     if gold_letters is None:
         raise ValueError(f"choice gold {gold!r} is not option letters")
     boxed = find_boxed(response[-20_000:])
@@ -169,10 +269,10 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdi
     how = "boxed"
     found = "the last \\boxed{}"
     if letters is None:
-        letters, found = _extract_choice(response, choices, len(gold_letters))
+        letters, found = extract_choice(response, choices, len(gold_letters))
         how = found.split(":")[0].strip() or "none"
     if letters is None:
-        return Verdict(False, None, "none", f"no option letter found ({found})", how)
+        return Verdict(None, None, "none", f"no option letter found ({found})", how)
     letters = "".join(sorted(set(letters)))
     equal = letters == gold_letters
     reason = f"chose {letters}, gold {gold_letters}" + ("" if equal else " (different options)")

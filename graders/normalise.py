@@ -15,7 +15,7 @@ from dataclasses import dataclass
 UNICODE_MATH = {
     "π": r"\pi ", "∞": r"\infty ", "√": r"\sqrt ", "×": r"\times ", "·": r"\cdot ", "⋅": r"\cdot ",
     "÷": "/", "−": "-", "–": "-", "—": "-", "≤": r"\le ", "≥": r"\ge ", "⩽": r"\le ", "⩾": r"\ge ",
-    "≠": r"\ne ", "∈": r"\in ", "∪": r"\cup ", "∩": r"\cap ", "±": r"\pm ", "∓": r"\mp ",
+    "≠": r"\ne ", "≈": r"\approx ", "€": " ", "£": " ", "¥": " ", "∈": r"\in ", "∪": r"\cup ", "∩": r"\cap ", "±": r"\pm ", "∓": r"\mp ",
     "°": r"^\circ ", "℃": r"^\circ ", "θ": r"\theta ", "α": r"\alpha ", "β": r"\beta ",
     "²": "^2", "³": "^3", "¹": "^1", "⁴": "^4", "⁵": "^5", "⁶": "^6", "⁷": "^7", "⁸": "^8", "⁹": "^9",
     "⁰": "^0", "⁻": "^-", "½": " 1/2", "⅓": " 1/3", "⅔": " 2/3", "¼": " 1/4", "¾": " 3/4",
@@ -31,7 +31,7 @@ UNIT_WORDS = (
     "sq units|sq ft|sq in|units?|cm|mm|km|kg|mg|ml|mL|m/s|km/h|km/hr|mph|ft|feet|foot|inch(?:es)?|"
     "in|yards?|yd|miles?|meters?|metres?|centimeters?|centimetres?|kilometers?|grams?|kilograms?|"
     "pounds?|lbs?|ounces?|oz|liters?|litres?|gallons?|seconds?|secs?|minutes?|mins?|hours?|hrs?|"
-    "days?|weeks?|months?|years?|dollars?|cents?|degrees?|deg|radians?|rad|people|persons?|"
+    "days?|weeks?|months?|years?|dollars?|cents?|euros?|EUR|USD|GBP|CHF|JPY|RMB|CNY|yuan|yen|degrees?|deg|radians?|rad|people|persons?|"
     "students?|apples?|cookies|marbles|pages|points?|times|ways|numbers?|integers?|"
     "m|g|s|h|L"
 )
@@ -43,6 +43,9 @@ SPACING_RE = re.compile(r"(?<!\\)\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?
 DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\{\s*o\s*\}")
 THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
 TIME_OF_DAY_RE = re.compile(r"^(\d{1,2}):(\d{2})\s*(?:([apAP])\.?\s*[mM]\.?)?$")
+PERCENT_RE = re.compile(r"\s*(?:%|\bpercent(?:age points?)?|\bper cent|\bpct\.?|\bpercentage points?|\bpp)$")
+TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])|(?<![a-zA-Z\\])(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
+APPROX_RE = re.compile(r"\\approx|\\simeq|\\thickapprox")
 MIXED_RE = re.compile(r"^(-?)(\d+)\s*(?:\\frac\s*\{(\d+)\}\s*\{(\d+)\}|\s(\d+)/(\d+))$")
 SPACE_THOUSANDS_RE = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 
@@ -81,7 +84,10 @@ def normalise(answer: str) -> Normalised:
     text = text.replace("\\!", "")
     text = SPACING_RE.sub(" ", text)
     text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
-    text = DEGREE_RE.sub(" ", text)
+    text = cut_approximation(text)
+    trig = TRIG_RE.search(text)
+    # degrees inside a trig function are an angle: sin(30°) = sin(pi/6); elsewhere a unit
+    text = DEGREE_RE.sub(lambda m: " (\\pi/180)" if trig else " ", text)
     text = re.sub(r"\\boxed\s*\{(.*)\}", r"\1", text)
     unit = None
     # \text{ cm}^2 after a value is a unit; \text{or} is a separator; \text{(B)} is its content
@@ -107,9 +113,9 @@ def normalise(answer: str) -> Normalised:
     text = re.sub(r"^(?:is|are|=|:)\s*", "", text).strip()
     # units and money
     percent = False
-    if re.search(r"(?:%|\bpercent|\bper cent)$", text):
+    if PERCENT_RE.search(text):
         percent = True
-        text = re.sub(r"\s*(?:%|percent|per cent)$", "", text).strip()
+        text = PERCENT_RE.sub("", text).strip()
     text = re.sub(r"^\$\s*", "", text).strip()
     text = re.sub(r"^-\s*\$\s*", "-", text).strip()
     m = UNIT_RE.search(text)
@@ -134,6 +140,19 @@ def normalise(answer: str) -> Normalised:
         sign, whole, num, den = m.group(1), m.group(2), m.group(3) or m.group(5), m.group(4) or m.group(6)
         text = f"{sign}({whole}+{num}/{den})"
     return Normalised(text, percent, unit)
+
+
+def cut_approximation(text: str) -> str:
+    """'p = \\frac{2}{3} \\approx 0.67' -> 'p = \\frac{2}{3}': the exact value before the
+    approximation counts. 'x \\approx 0.67' (only a name before it) keeps the approximation."""
+    m = APPROX_RE.search(text)
+    if not m:
+        return text
+    before = text[: m.start()].strip()
+    value = re.split(r"=", before)[-1].strip()
+    if value and not re.fullmatch(r"[A-Za-z](?:_\{?\w+\}?)?(?:\([A-Za-z]\))?", value):
+        return before
+    return before + " = " + APPROX_RE.sub("=", text[m.end():]) if before else APPROX_RE.sub("", text[m.end():])
 
 
 def plain_key(text: str) -> str:

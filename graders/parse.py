@@ -58,7 +58,7 @@ COMMAND_TOKENS = {
     "cup": "CUP", "cap": "CAP", "infty": "OO", "infinity": "OO", "pi": "PI",
     "lfloor": "LFLOOR", "rfloor": "RFLOOR", "lceil": "LCEIL", "rceil": "RCEIL",
     "lvert": "|", "rvert": "|", "vert": "|", "mid": "|",
-    "approx": "=", "equiv": "=",
+    "approx": "=", "equiv": "=", "sum": "SUM", "prod": "PROD", "colon": ":", "ratio": ":",
 }
 # Multi-letter words allowed without a backslash ("sqrt(2)", "pi", "sin x").
 BARE_WORDS = {"sqrt": "FUNC", "pi": "PI", "oo": "OO", "inf": "OO", "infinity": "OO", "infty": "OO",
@@ -70,7 +70,7 @@ TOKEN_RE = re.compile(r"""
   | (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\d.]))?)
   | (?P<cmd>\\[a-zA-Z]+)
   | (?P<setbrace>\\[{}])
-  | (?P<op><=|>=|!=|==|\*\*|[-+*/^()\[\]{},;=<>!|_'])
+  | (?P<op><=|>=|!=|==|\*\*|[-+*/^()\[\]{},;=<>!|_':])
   | (?P<word>[a-zA-Z]+)
 """, re.VERBOSE)
 
@@ -125,7 +125,9 @@ def tokenize(text: str) -> list[tuple[str, str]]:
     return tokens
 
 
-ATOM_START = {"NUM", "SYM", "PI", "OO", "(", "{", "FRAC", "SQRT", "FUNC", "BINOM", "LFLOOR", "LCEIL"}
+ATOM_START = {"NUM", "SYM", "PI", "OO", "(", "{", "FRAC", "SQRT", "FUNC", "BINOM", "LFLOOR", "LCEIL",
+              "SUM", "PROD"}
+MAX_SUM_TERMS = 100        # \sum_{k=1}^{n} with numeric bounds is expanded term by term
 
 
 class Parser:
@@ -187,10 +189,30 @@ class Parser:
             elif kind == "/":
                 self.take()
                 left = self.node("div", left, self.unary())
+            elif kind == "FRAC" and self.mixed_number_whole(left):
+                # 3\frac{1}{4} is the mixed number 13/4, not 3 times 1/4
+                frac = self.power()
+                if self.proper_fraction(frac):
+                    left = (self.node("neg", self.node("add", (left[1], frac))) if left[0] == "neg"
+                            else self.node("add", (left, frac)))
+                else:
+                    left = self.node("mul", (left, frac))
             elif kind in ATOM_START and not (kind == "NUM" and self.last_was_number(left)):
                 left = self.node("mul", (left, self.power()))
             else:
                 return left
+
+    def mixed_number_whole(self, left: Node) -> bool:
+        prev = self.tokens[self.pos - 1] if self.pos else None
+        whole = left[1] if left[0] == "neg" else left
+        return whole[0] == "num" and whole[2] == 0 and prev is not None and prev[0] == "NUM"
+
+    @staticmethod
+    def proper_fraction(node: Node) -> bool:
+        if node[0] != "div" or node[1][0] != "num" or node[2][0] != "num":
+            return False
+        num, den = node[1][1], node[2][1]
+        return num.denominator == 1 and den.denominator == 1 and 0 < num < den
 
     @staticmethod
     def last_was_number(left: Node) -> bool:
@@ -335,7 +357,36 @@ class Parser:
             return self.node("pow", radicand, self.node("div", self.node("num", Fraction(1), False), index))
         if kind == "FUNC":
             return self.function(text)
+        if kind in ("SUM", "PROD"):
+            return self.big_operator(kind)
         raise ParseError(f"unexpected {text!r}")
+
+    def big_operator(self, kind: str) -> Node:
+        """\\sum_{k=1}^{5} body / \\prod ...: numeric bounds only, expanded term by term."""
+        self.take("_")
+        self.take("{")
+        var = self.take("SYM")[1]
+        self.take("=")
+        lo = self.expr()
+        self.take("}")
+        self.take("^")
+        hi = self.argument()
+        body = self.power()
+        while self.peek() in ATOM_START and self.peek() not in ("FUNC", "SUM", "PROD"):
+            body = self.node("mul", (body, self.power()))
+        from .numeric import exact_value
+        lo_v, hi_v = exact_value(lo), exact_value(hi)
+        if lo_v is None or hi_v is None or lo_v.denominator != 1 or hi_v.denominator != 1:
+            raise ParseError("a sum or product with symbolic bounds")
+        if hi_v - lo_v + 1 > MAX_SUM_TERMS:
+            raise TooBig(f"a sum or product of more than {MAX_SUM_TERMS} terms")
+        terms = tuple(substitute(body, var, ("num", Fraction(k), 0)) for k in range(int(lo_v), int(hi_v) + 1))
+        if not terms:
+            return self.node("num", Fraction(0 if kind == "SUM" else 1), 0)
+        self.nodes += len(terms) * count_nodes(body)
+        if self.nodes > MAX_NODES * 4:
+            raise TooBig("expanded sum too large")
+        return self.node("add" if kind == "SUM" else "mul", terms)
 
     def function(self, name: str) -> Node:
         name = {"ln": "log", "lg": "log10", "arcsin": "asin", "arccos": "acos", "arctan": "atan"}.get(name, name)
@@ -365,6 +416,32 @@ class Parser:
         if power is not None:
             result = self.node("pow", result, power)
         return result
+
+
+def substitute(node: Node, name: str, value: Node) -> Node:
+    if node[0] == "sym":
+        return value if node[1] == name else node
+    if node[0] in ("num", "const"):
+        return node
+    out = [node[0]]
+    for part in node[1:]:
+        if isinstance(part, tuple) and part and isinstance(part[0], str):
+            out.append(substitute(part, name, value))
+        elif isinstance(part, tuple):
+            out.append(tuple(substitute(p, name, value) for p in part))
+        else:
+            out.append(part)
+    return tuple(out)
+
+
+def count_nodes(node: Node) -> int:
+    n = 1
+    for part in node[1:]:
+        if isinstance(part, tuple) and part and isinstance(part[0], str):
+            n += count_nodes(part)
+        elif isinstance(part, tuple):
+            n += sum(count_nodes(p) for p in part)
+    return n
 
 
 def check_exponent(exponent: Node) -> None:

@@ -34,6 +34,17 @@ class Equation:
 
 
 @dataclass(frozen=True)
+class Labelled:
+    """`AB = 4`, `f(x) = 4x - 1`, `V_1 : V_2 = 5 : 8`: a value with the name it was given.
+
+    Compared with an unlabelled answer the label is dropped; against another label it
+    must be the same label.
+    """
+    label: str
+    value: "Value"
+
+
+@dataclass(frozen=True)
 class Interval:
     lo: Node
     hi: Node
@@ -75,7 +86,7 @@ class BaseNumber:
     base: int
 
 
-Value = Union[Expr, Equation, Intervals, Items, Matrix, Relation, TimeOfDay, BaseNumber]
+Value = Union[Expr, Equation, Labelled, Intervals, Items, Matrix, Relation, TimeOfDay, BaseNumber]
 
 OPENERS = {"(", "[", "{", "LSET", "LFLOOR", "LCEIL"}
 CLOSERS = {")", "]", "}", "RSET", "RFLOOR", "RCEIL"}
@@ -188,6 +199,9 @@ def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
         inner = tokens[1:-1]
         items = [] if not inner else [parse_tokens(p) for p in split_top(inner, {",", ";"})]
         return Items(tuple(items), ordered=False, brackets="{}")
+    # {1, 4} written without the backslashes: a set too (a lone {5} is a group)
+    if tokens[0][0] == "{" and wraps_whole(tokens) and len(split_top(tokens[1:-1], {",", ";"})) > 1:
+        return Items(tuple(parse_tokens(p) for p in split_top(tokens[1:-1], {",", ";"})), ordered=False, brackets="{}")
     # (a, b, ...) / [a, b): tuple, point or interval
     if tokens[0][0] in ("(", "[") and wraps_whole(tokens):
         inner = tokens[1:-1]
@@ -208,8 +222,57 @@ def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
     chain = split_top(tokens, RELATIONS)
     if len(chain) > 1:
         ops = [t[0] for t in tokens_at_depth0(tokens) if t[0] in RELATIONS]
+        if all(op == "=" for op in ops):
+            return equality(chain)
         return relation(tokens, chain, ops)
+    # a ratio 5 : 8 is the number 5/8; a : b : c is an ordered triple
+    parts = split_top(tokens, {":"})
+    if len(parts) == 2:
+        return Expr(("div", expression(parts[0]), expression(parts[1])))
+    if len(parts) > 2:
+        return Items(tuple(Expr(expression(p)) for p in parts), ordered=True, brackets=":")
     return Expr(expression(tokens))
+
+
+LABEL_TOKENS = {"SYM", "NUM", "_", "{", "}", "(", ")", ",", ":", "'"}
+
+
+def label_text(tokens: list[tuple[str, str]]) -> str | None:
+    """The text of a name on the left of '=': `k`, `AB`, `V_1`, `f(x)`, `(p, q)`, `V_1 : V_2`
+    (letters, subscripts, a function of letters, a tuple of names); None for an expression."""
+    if not tokens or len(tokens) > 24 or any(t[0] not in LABEL_TOKENS for t in tokens):
+        return None
+    if tokens[0][0] not in ("SYM", "("):
+        return None
+    # a function call holds letters only: f(x), not f(2)
+    depth = 0
+    for t in tokens:
+        depth += t[0] == "("
+        depth -= t[0] == ")"
+        if depth and t[0] == "NUM":
+            return None
+    return "".join(t[1] for t in tokens)
+
+
+def equality(chain: list[list[tuple[str, str]]]) -> Value:
+    """a = b (= c ...): a label and its value, an equation, or a worked line whose value is last."""
+    label = label_text(chain[0])
+    if label is not None:
+        value = parse_tokens(chain[-1])
+        if len(chain[0]) == 1 and isinstance(value, Expr):
+            return Equation(expression(chain[0]), value.node)      # x = 5, y = 2x + 3
+        names = split_top(chain[0][1:-1], {","}) if chain[0][0][0] == "(" and wraps_whole(chain[0]) else []
+        if len(names) > 1 and isinstance(value, Items) and len(value.items) == len(names):
+            # (p, q) = (3, 7) -> p = 3, q = 7, in this order
+            return Items(tuple(Labelled("".join(t[1] for t in n), v) for n, v in zip(names, value.items)),
+                         ordered=True, brackets="=")
+        return Labelled(label, value)
+    sides = [expression(p) for p in chain]
+    if len(sides) == 2:
+        return Equation(sides[0], sides[1])
+    if not symbols_of(sides[-1]):
+        return Expr(sides[-1])                                      # 2 + 3 = 5 = 5.0
+    return Equation(sides[0], sides[-1])
 
 
 def is_infinite_tokens(tokens: list[tuple[str, str]]) -> bool:
@@ -230,18 +293,22 @@ def tokens_at_depth0(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def relation(tokens: list[tuple[str, str]], chain: list[list[tuple[str, str]]], ops: list[str]) -> Value:
-    sides = [expression(p) for p in chain]
     text = " ".join(t[1] for t in tokens)
-    if ops == ["="]:
-        return Equation(sides[0], sides[1])
-    if all(op == "=" for op in ops):
-        # "x = 2 + 3 = 5": the last side is the value
-        return Equation(sides[0], sides[-1]) if sides[0][0] == "sym" else Relation(text)
     if "=" in ops or "!=" in ops:
         return Relation(text)
-    # inequalities on one variable -> an interval
+    # |z| between two bounds, or above/below one: a union of intervals
+    abs_form = absolute_value_bounds(chain, ops)
+    if abs_form is not None:
+        return abs_form
+    # inequalities on one variable (a name like g(x) counts as one) -> an interval
+    sides = [("sym", label_text(p)) if len(p) > 1 and label_text(p) and "(" in label_text(p) else expression(p)
+             for p in chain]
     lone = [n for n, s in enumerate(sides) if s[0] == "sym"]
     constants = all(not symbols_of(s) for n, s in enumerate(sides) if n not in lone)
+    if len(lone) != 1 and len(chain) == 2:
+        solved = solve_linear(sides, ops[0])
+        if solved is not None:
+            return solved
     if len(lone) != 1 or not constants:
         return Relation(text)
     k = lone[0]
@@ -264,6 +331,74 @@ def relation(tokens: list[tuple[str, str]], chain: list[list[tuple[str, str]]], 
     if len(ops) == 2 and not (ops[0] in ("<", "<=")) == (ops[1] in ("<", "<=")):
         return Relation(text)  # 1 < x > 2 is not an interval
     return Intervals((Interval(lo, hi, lo_closed, hi_closed),))
+
+
+def flip(op: str) -> str:
+    return {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[op]
+
+
+def solve_linear(sides: list[Node], op: str) -> Value | None:
+    """a*x + b < c*x + d with rational coefficients and one variable -> an interval."""
+    from fractions import Fraction
+    from .numeric import exact_value
+    from .parse import substitute
+
+    names = symbols_of(sides[0]) | symbols_of(sides[1])
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    diff: Node = ("add", (sides[0], ("neg", sides[1])))
+    values = [exact_value(substitute(diff, name, ("num", Fraction(k), 0))) for k in (0, 1, 2)]
+    if any(v is None for v in values) or values[2] - values[1] != values[1] - values[0] or values[1] == values[0]:
+        return None
+    slope, intercept = values[1] - values[0], values[0]
+    bound: Node = ("num", -intercept / slope, 0)
+    if slope < 0:
+        op = flip(op)
+    # now: x op bound
+    lo, hi = ("neg", ("const", "oo")), ("const", "oo")
+    if op in ("<", "<="):
+        return Intervals((Interval(lo, bound, False, op == "<="),))
+    return Intervals((Interval(bound, hi, op == ">=", False),))
+
+
+def absolute_value_bounds(chain: list[list[tuple[str, str]]], ops: list[str]) -> Value | None:
+    """`2 <= |z| <= 5` -> [-5, -2] U [2, 5]; `|x| < 3` -> (-3, 3); `|x| > 3` -> (-oo, -3) U (3, oo)."""
+    from .numeric import exact_value
+
+    sides = []
+    for p in chain:
+        try:
+            sides.append(expression(p))
+        except ParseError:
+            return None
+    at = [n for n, s in enumerate(sides) if s[0] == "func" and s[1] == "abs" and s[2][0][0] == "sym"]
+    if len(at) != 1 or any(symbols_of(s) for n, s in enumerate(sides) if n != at[0]):
+        return None
+    k = at[0]
+    # normalise to lower/upper bounds on |x|
+    lower = upper = None  # (value, closed)
+    for n, op in enumerate(ops):
+        left, right = sides[n], sides[n + 1]
+        if op in (">", ">="):
+            left, right, op = right, left, flip(op)
+        closed = op == "<="
+        if right is sides[k]:
+            lower = (left, closed)
+        elif left is sides[k]:
+            upper = (right, closed)
+    oo: Node = ("const", "oo")
+    neg = lambda n: ("neg", n)  # noqa: E731
+    if lower is not None and exact_value(lower[0]) is not None and exact_value(lower[0]) < 0:
+        lower = None
+    if upper is not None and lower is None:
+        return Intervals((Interval(neg(upper[0]), upper[0], upper[1], upper[1]),))
+    if lower is not None and upper is None:
+        return Intervals((Interval(neg(oo), neg(lower[0]), False, lower[1]), Interval(lower[0], oo, lower[1], False)))
+    if lower is not None and upper is not None:
+        return Intervals((Interval(neg(upper[0]), neg(lower[0]), upper[1], lower[1]),
+                          Interval(lower[0], upper[0], lower[1], upper[1])))
+    return None
 
 
 def as_intervals(value: Value) -> list[Interval]:

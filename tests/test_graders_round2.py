@@ -1,0 +1,229 @@
+"""Round two of the graders: answers as real models and real answer keys write them.
+
+Each case is (gold, response, equal): golds as answer keys write them (bare LaTeX, a short
+solution with a box, escaped backslashes, option letters with their text), responses as
+models write them (a whole solution, a last display line, labelled answers). `equal` False
+means the grader must not say equal (unequal or undecided both pass).
+"""
+from __future__ import annotations
+
+import pytest
+
+from evalsuite.graders import grade, infer_kind
+
+E, N = True, False
+
+# 1. the gold is not a bare answer
+GOLD_SOLUTIONS = [
+    ("The area is $\\boxed{12}$ square units.", "So the area is 12.", E),
+    ("The area is $\\boxed{12}$ square units.", "The answer is $\\boxed{14}$", N),
+    ("$\\boxed{2}$ and $\\boxed{3}$", "The solutions are $x = 2$ and $x = 3$.", E),
+    ("$\\boxed{2}$ and $\\boxed{3}$", "\\boxed{2, 3}", E),
+    ("$\\boxed{2}$ and $\\boxed{3}$", "\\boxed{2}", N),
+    ("We have $a+b = 7$, so $ab = \\boxed{10}$.", "ab = 10", E),
+    ("Since $3^2 = 9$, the answer is $\\boxed{\\frac{9}{4}}$.", "I get $\\frac{9}{4}$, i.e. $\\boxed{2.25}$", E),
+    ("Since $3^2 = 9$, the answer is $\\boxed{\\frac{9}{4}}$.", "\\boxed{\\frac{4}{9}}", N),
+    ("The answer is $-\\frac{3}{2}$.", "$x = -1.5$", E),
+]
+
+# 2. no box, no "answer is": the last maths span of the final sentence
+LAST_MATH = [
+    ("\\frac{1}{2}", "We solve the equation step by step.\n\nThus $x = \\frac{1}{2}$.", E),
+    ("\\frac{1}{2}", "We solve the equation step by step.\n\nThus $x = \\frac{1}{3}$.", N),
+    ("3x - 1", "Collecting terms we find the line.\n\\[ y = 3x - 1 \\]", E),
+    ("3x-1", "Collecting terms gives\n\\[ y = 3x + 1 \\]", N),
+    ("-5, 2", "Factoring, $(x-2)(x+5)=0$, so the roots are $x=2$ and $x=-5$.", E),
+    ("-5, 2", "Factoring, $(x-2)(x+5)=0$, so the roots are $x=2$ and $x=5$.", N),
+    ("7", "Adding 3 and 4 apples over 2 days gives $3 + 4 = 7$.", E),
+    ("12", "Multiplying, we get $4 \\cdot 3 = 12$ cookies in total for the 5 children.", E),
+    ("12", "Multiplying, we get $4 \\cdot 3 = 13$ cookies in total.", N),
+]
+
+# 3. labelled answers on either side
+LABELS = [
+    ("(3, 7)", "$(p, q) = (3, 7)$", E),
+    ("(3, 7)", "$(p, q) = (7, 3)$", N),
+    ("p=3, q=7", "(3, 7)", E),
+    ("AB = 4, CD = 9", "AB = 4 and CD = 9", E),
+    ("AB = 4, CD = 9", "$CD = 9$, $AB = 4$", E),
+    ("AB = 4, CD = 9", "AB = 9, CD = 4", N),
+    ("5:8", "$V_1 : V_2 = 5 : 8$", E),
+    ("5:8", "$V_1 : V_2 = 8 : 5$", N),
+    ("4x - 1", "$f(x) = 4x - 1$", E),
+    ("f(x) = 4x - 1", "4x-1", E),
+    ("4x - 1", "$f(x) = 4x + 1$", N),
+    ("12", "k = 12", E),
+    ("k = 12", "12", E),
+    ("k=12", "m = 12", N),
+    ("x = 4, y = -1", "\\boxed{(4, -1)}", E),
+    ("x = 4, y = -1", "$y = 4$, $x = -1$", N),
+]
+
+# 4. several answers in one response
+SEVERAL = [
+    ("2, 3", "So $x = \\boxed{2}$ or $x = \\boxed{3}$.", E),
+    ("\\{2, 3\\}", "The values are $\\boxed{3}$ and $\\boxed{2}$.", E),
+    ("2, 3", "So $x = \\boxed{2}$ or $x = \\boxed{4}$.", N),
+    ("5", "First guess $\\boxed{4}$. Checking again, that fails.\n\nThe final answer is 5.", E),
+    ("4", "First guess $\\boxed{4}$. Checking again, that fails.\n\nThe final answer is 5.", N),
+    ("8", "\\boxed{8}", E),
+]
+
+# 5. escaped LaTeX
+ESCAPED = [
+    ("\\\\frac{3}{4}", "0.75", E),
+    ("\\frac{3}{4}", "\\\\boxed{\\\\frac{3}{4}}", E),
+    ("\\\\left( 1, 2 \\\\right)", "(1,2)", E),
+    ("\\\\left( 1, 2 \\\\right)", "(2,1)", N),
+    ("\\\\sqrt{2}", "$\\\\sqrt{3}$", N),
+]
+
+# 6. choice golds with option text
+CHOICES = [
+    ("(C) 40 km", "C, because A and B both fail", E),
+    ("(C) 40 km", "The answer is (B).", N),
+    ("B. Lisbon", "B", E),
+    ("B. Lisbon", "**Answer: B**", E),
+    ("B. Lisbon", "A", N),
+    ("(D)", "The correct option is D.", E),
+    ("D", "\\boxed{\\text{D}}", E),
+]
+
+# 7. sets
+SETS = [
+    ("\\{1, 4\\}", "{1, 4}", E),
+    ("{1, 4}", "\\{4, 1\\}", E),
+    ("\\{1, 4\\}", "{1, 5}", N),
+    ("\\pm 2", "\\{-2, 2\\}", E),
+    ("\\{-2, 2\\}", "x = \\pm 2", E),
+    ("\\pm 2", "2", N),
+    ("1; 4", "1, 4", E),
+    ("\\{1, 4\\}", "\\{1, 1, 4\\}", E),
+    ("(1, 2), (3, 4)", "(1, 2) or (3, 4)", E),
+    ("(1, 2), (3, 4)", "(3, 4) \\text{ and } (1, 2)", E),
+    ("(1, 2), (3, 4)", "(1, 2) or (4, 3)", N),
+]
+
+# 8. numbers
+NUMBERS = [
+    ("2.5", "2,5", E),
+    ("1000", "1,000", E),
+    ("1", "1,000", N),
+    ("12480", "12{,}480", E),
+    ("3.20", "3,20 €", E),
+    ("45", "45 km/h", E),
+    ("1234567", "1 234 567", E),
+    ("0.1", "0,1", E),
+    ("1", "0,1", N),
+    ("2.5", "25", N),
+    ("1,000", "1000", E),
+    ("\\$1{,}250", "The total cost is \\$1,250.", E),
+    ("0.5", ".5", E),
+    ("7.00", "7", E),
+    ("1000", "10^3", E),
+]
+
+# 9. intervals and inequalities
+INTERVALS = [
+    ("(2, \\infty)", "x > 2", E),
+    ("x > 2", "(2, \\infty)", E),
+    ("x > 2", "[2, \\infty)", N),
+    ("x < 3", "-x > -3", E),
+    ("x < 3", "-x < -3", N),
+    ("[-5, -2] \\cup [2, 5]", "2 \\le |z| \\le 5", E),
+    ("(0, 4)", "0 < g(x) < 4", E),
+    ("[-3, 2]", "(-3, 2)", N),
+    ("(-3, 2)", "[-3, 2]", N),
+    ("[-3, 2]", "-3 \\le x \\le 2", E),
+    ("(-\\infty, 1) \\cup (3, \\infty)", "x < 1 \\text{ or } x > 3", E),
+    ("(-\\infty, 1) \\cup (3, \\infty)", "x<1 or x>3", E),
+    ("(-\\infty, 1] \\cup [3, \\infty)", "x<1 or x>3", N),
+]
+
+# 10. approximations
+APPROX = [
+    ("\\frac{2}{3}", "So $p = \\frac{2}{3} \\approx 0.67$.", E),
+    ("\\frac{3}{4}", "So $p = \\frac{2}{3} \\approx 0.67$.", N),
+    ("2\\sqrt{2}", "$d = 2\\sqrt{2} \\approx 2.83$", E),
+]
+
+# 11. percent in words
+PERCENT = [
+    ("35\\%", "35 percent", E),
+    ("35\\%", "35 pct", E),
+    ("35\\%", "35 percentage points", E),
+    ("35\\%", "0.35", E),
+    ("35\\%", "36 percent", N),
+    ("10", "10\\%", N),
+    ("10", "10%", N),
+    ("10\\%", "10", E),
+]
+
+# 12. mixed numbers
+MIXED = [
+    ("\\frac{13}{4}", "3\\frac{1}{4}", E),
+    ("3\\frac{1}{4}", "3.25", E),
+    ("\\frac{3}{4}", "3\\frac{1}{4}", N),
+    ("\\frac{13}{4}", "The pizza weighs $3\\frac{1}{4}$ pounds.", E),
+    ("-\\frac{7}{2}", "-3\\frac{1}{2}", E),
+]
+
+# 13. more notation
+NOTATION = [
+    ("15", "\\sum_{k=1}^{5} k", E),
+    ("120", "\\prod_{k=1}^{5} k", E),
+    ("16", "\\sum_{k=1}^{5} k", N),
+    ("\\frac{1}{2}", "\\sin(30^\\circ)", E),
+    ("\\cos x", "\\sin(90^\\circ - x)", E),
+    ("\\frac{1}{2}", "\\frac12", E),
+    ("\\frac{1}{2}", "\\frac13", N),
+    ("\\frac{\\sqrt{3}}{2}", "\\cos 30^\\circ", E),
+]
+
+# false positives: never equal
+FALSE_POSITIVES = [
+    ("x", "|x|", N),
+    ("|x|", "x", N),
+    ("x", "\\sqrt{x^2}", N),
+    ("x", "x + 10^{-12}", N),
+    ("x+10^{-12}", "x", N),
+    ("10", "10\\%", N),
+    ("[-3, 2]", "(-3, 2)", N),
+    ("(-3, 2)", "[-3, 2]", N),
+    ("x^2", "|x|^2", E),
+    ("\\sqrt{x^2}", "|x|", E),
+]
+
+# kept right while the above were added
+REGRESSIONS = [
+    ("C = \\pi d", "C = d\\pi", E),
+    ("\\pi d", "pi*d", E),
+    ("\\frac{\\sqrt{3}}{3}", "\\frac{1}{\\sqrt{3}}", E),
+    ("\\sec^2 y", "\\tan^2 y + 1", E),
+    ("\\frac{x}{7}+\\frac{2}{7}", "\\frac{x+2}{7}", E),
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "(1, 2)", E),
+    ("0.0833333333333333", "\\frac{1}{12}", E),
+    ("(1,4.5)", "(1,\\frac{9}{2})", E),
+    ("\\text{(A)}", "A", E),
+    ("y = 2x + 3", "2x - y + 3 = 0", E),
+]
+
+ALL = (GOLD_SOLUTIONS + LAST_MATH + LABELS + SEVERAL + ESCAPED + CHOICES + SETS + NUMBERS
+       + INTERVALS + APPROX + PERCENT + MIXED + NOTATION + FALSE_POSITIVES + REGRESSIONS)
+
+
+@pytest.mark.parametrize("gold,response,equal", ALL, ids=[f"{g[:25]}|{r[:25]}" for g, r, _ in ALL])
+def test_round_two_case(gold, response, equal):
+    verdict = grade(gold, response)
+    assert verdict.reason
+    if equal:
+        assert verdict.equal is True, verdict
+    else:
+        assert verdict.equal is not True, verdict
+
+
+def test_choice_golds_with_option_text_are_choices():
+    assert infer_kind("(C) 40 km") == "choice"
+    assert infer_kind("B. Lisbon") == "choice"
+    assert infer_kind("C") == "choice"
+    assert infer_kind("12") == "numeric"
