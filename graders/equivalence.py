@@ -259,6 +259,14 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
         return compare(gold.items[0], answer, gold_percent)
     if isinstance(answer, Items) and len(answer.items) == 1:
         return compare(gold, answer.items[0], gold_percent)
+    if isinstance(answer, Items) and not answer.ordered and not isinstance(gold, (Items, Intervals)) and len(answer.items) <= 4 \
+            and not (isinstance(gold, Expr) and contains_pm(gold.node)):
+        # "\\frac{1}{2} or 0.5": the same answer written twice counts; two different answers do not
+        decisions = [compare(gold, item, gold_percent) for item in answer.items]
+        if all(d.equal is True for d in decisions):
+            return Decision(True, decisions[0].method, f"every form listed equals the gold: {decisions[0].reason}")
+        return Decision(False if any(d.equal is False for d in decisions) else None, "set",
+                        f"{len(answer.items)} answers given where the gold has one")
     if isinstance(gold, Expr) and isinstance(answer, Items) and contains_pm(gold.node):
         return compare_items(Items(tuple(Expr(n) for n in expand_pm(gold.node)), False, "{}"), answer)
     if isinstance(gold, Items) and isinstance(answer, Expr) and contains_pm(answer.node):

@@ -168,7 +168,9 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
             distinct = list(dict.fromkeys(b[2] for b in boxes))
             if len(distinct) > 1:
                 return ", ".join(distinct), "boxed"
-        return boxes[-1][2], "boxed"
+        after = text[boxes[-1][1]: boxes[-1][1] + 16]
+        percent = "%" if re.match(r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b)", after) else ""
+        return boxes[-1][2] + percent, "boxed"
     if final is not None and final.group(1).strip():
         return clean_tail(final.group(1).strip()), "answer-is"
     for pattern in ZH_ANSWER_RES:

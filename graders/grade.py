@@ -64,6 +64,12 @@ def gold_choice_letters(gold: str) -> str | None:
     return None
 
 
+def gold_option_text(gold: str) -> str | None:
+    """'(C) 40 km' -> '40 km'; None for a bare letter gold."""
+    m = CHOICE_WITH_TEXT_RE.match(gold)
+    return gold[m.end():].strip() or None if m else None
+
+
 def gold_answer(gold: str) -> tuple[str, str]:
     """The answer inside an answer key: (text, how). A bare answer is itself ('bare'); a key
     written as a short solution is read like a response -- all its boxes (several form a
@@ -272,6 +278,12 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdi
         letters, found = extract_choice(response, choices, len(gold_letters))
         how = found.split(":")[0].strip() or "none"
     if letters is None:
+        option_text = gold_option_text(gold)
+        if option_text:  # "(C) 40 km" answered "40 km": the option's text instead of its letter
+            by_text = grade(option_text, response)
+            if by_text.equal is True:
+                return Verdict(True, gold_letters, "choice",
+                               f"gives the text of option {gold_letters} ({option_text!r}): {by_text.reason}", "option-text")
         return Verdict(None, None, "none", f"no option letter found ({found})", how)
     letters = "".join(sorted(set(letters)))
     equal = letters == gold_letters

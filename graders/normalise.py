@@ -46,6 +46,10 @@ TIME_OF_DAY_RE = re.compile(r"^(\d{1,2}):(\d{2})\s*(?:([apAP])\.?\s*[mM]\.?)?$")
 PERCENT_RE = re.compile(r"\s*(?:%|\bpercent(?:age points?)?|\bper cent|\bpct\.?|\bpercentage points?|\bpp)$")
 TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])|(?<![a-zA-Z\\])(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
 APPROX_RE = re.compile(r"\\approx|\\simeq|\\thickapprox")
+REAL_LINE_RE = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|^\s*(?:\\text\{)?\s*(?:all real numbers|all reals|every real number)\s*\}?\s*$", re.I)
+EMPTY_SET_RE = re.compile(r"\\(?:emptyset|varnothing)(?![a-zA-Z])|^\s*(?:\\text\{)?\s*(?:the )?empty set\s*\}?\s*$|\{\s*\}(?<!\\\{\})", re.I)
+REPEATING_RE = re.compile(r"(-?)(\d*)\.(\d*)\\overline\s*\{(\d{1,20})\}")
+SET_BUILDER_RE = re.compile(r"^\\\{\s*[a-zA-Z]\s*(?:\\in\s*\(-\\infty, \\infty\)\s*)?(?:\||\\mid|:)\s*(.+?)\s*\\\}$")
 MIXED_RE = re.compile(r"^(-?)(\d+)\s*(?:\\frac\s*\{(\d+)\}\s*\{(\d+)\}|\s(\d+)/(\d+))$")
 SPACE_THOUSANDS_RE = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 
@@ -84,6 +88,12 @@ def normalise(answer: str) -> Normalised:
     text = text.replace("\\!", "")
     text = SPACING_RE.sub(" ", text)
     text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
+    text = REAL_LINE_RE.sub(r"(-\\infty, \\infty)", text)
+    text = EMPTY_SET_RE.sub(r"\\{\\}", text)
+    text = REPEATING_RE.sub(repeating_decimal, text)
+    builder = SET_BUILDER_RE.match(text.strip())
+    if builder:  # {x | x > 1}: the condition is the answer
+        text = builder.group(1)
     text = cut_approximation(text)
     trig = TRIG_RE.search(text)
     # degrees inside a trig function are an angle: sin(30°) = sin(pi/6); elsewhere a unit
@@ -140,6 +150,15 @@ def normalise(answer: str) -> Normalised:
         sign, whole, num, den = m.group(1), m.group(2), m.group(3) or m.group(5), m.group(4) or m.group(6)
         text = f"{sign}({whole}+{num}/{den})"
     return Normalised(text, percent, unit)
+
+
+def repeating_decimal(m: re.Match) -> str:
+    """0.1\\overline{6} -> (1/6): the exact value of a repeating decimal."""
+    from fractions import Fraction
+    sign, whole, fixed, period = m.groups()
+    value = Fraction(int(whole or "0")) + (Fraction(int(fixed), 10 ** len(fixed)) if fixed else 0)
+    value += Fraction(int(period), (10 ** len(period) - 1) * 10 ** len(fixed))
+    return f"{sign}({value.numerator}/{value.denominator})"
 
 
 def cut_approximation(text: str) -> str:

@@ -240,6 +240,11 @@ LABEL_TOKENS = {"SYM", "NUM", "_", "{", "}", "(", ")", ",", ":", "'"}
 def label_text(tokens: list[tuple[str, str]]) -> str | None:
     """The text of a name on the left of '=': `k`, `AB`, `V_1`, `f(x)`, `(p, q)`, `V_1 : V_2`
     (letters, subscripts, a function of letters, a tuple of names); None for an expression."""
+    text = "".join(t[1] for t in tokens)
+    if "^{-1}" in text or "^-1" in text:  # an inverse function f^{-1}(x)
+        tokens = [t for t in tokens if t[1] not in ("^", "-", "1")]
+        tokens = [t for n, t in enumerate(tokens) if not (t[0] == "{" and n + 1 < len(tokens) and tokens[n + 1][0] == "}")
+                  and not (t[0] == "}" and n > 0 and tokens[n - 1][0] == "{")]
     if not tokens or len(tokens) > 24 or any(t[0] not in LABEL_TOKENS for t in tokens):
         return None
     if tokens[0][0] not in ("SYM", "("):
@@ -251,7 +256,7 @@ def label_text(tokens: list[tuple[str, str]]) -> str | None:
         depth -= t[0] == ")"
         if depth and t[0] == "NUM":
             return None
-    return "".join(t[1] for t in tokens)
+    return text
 
 
 def equality(chain: list[list[tuple[str, str]]]) -> Value:
