@@ -104,7 +104,7 @@ def clean_tail(answer: str) -> str:
 # $$..$$, $..$, \[..\], \(..\): bounded lengths keep the scan linear enough on hostile text
 MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
 # what may stand between the maths spans of one answer: "$x=2$ and $x=-5$", "$2$, $3$ or $4$"
-CONNECTOR_RE = r"\s*(?:,|;|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\}|\s)+\s*(?=\$|\\\(|\\\[)"
+CONNECTOR_RE = r"\s*(?:,|;|，|；|、|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\}|\s)+\s*(?=\$|\\\(|\\\[)"
 
 
 def span_text(m: re.Match) -> str:
@@ -139,9 +139,16 @@ def last_math(text: str) -> str | None:
         return None
     last = spans[-1]
     after = text[last.end():]
-    sentence_end = re.search(r"\.(?:\s|$)|\n\s*\n", after)
+    sentence_end = re.search(r"(?<!\.[a-zA-Z])\.(?:\s|$)|\n\s*\n", after)
     if sentence_end and re.search(r"\d", after[sentence_end.end():]):
         return None
+    # "the minimum is $-1$, attained at $x = 0$": a condition after the value is not the answer
+    if len(spans) > 1 and re.search(r"\b(?:at|when|for|where|with|if|since|because)\b",
+                                    text[spans[-2].end(): last.start()]) \
+            and re.fullmatch(r"\s*[a-zA-Z](?:_\{?\w+\}?)?\s*(?:=|\\in|<|>|\\le|\\ge)[^=]*", span_text(last)) \
+            and not re.search(r"[.!?]\s", text[spans[-2].end(): last.start()]):
+        spans = spans[:-1]
+        last = spans[-1]
     # walk back over spans joined by connectors ("$x=2$ and $x=-5$")
     first = len(spans) - 1
     while first > 0 and re.fullmatch(CONNECTOR_RE.replace("(?=", "(?:"), text[spans[first - 1].end(): spans[first].start()] + "$"):
@@ -246,6 +253,7 @@ def extract_last_number(text: str) -> str | None:
     if text is None:
         return None
     text = text[-MAX_SCAN:].replace(",\\!", ",").replace("{,}", ",")
+    text = re.sub(r"(?<=\d)\\,(?=\d{3})", "", text)  # 8\,076\,501
     text = SPACED_THOUSANDS_RE.sub(lambda m: re.sub(r"\s", "", m.group()), text)
     last = None
     for m in GSM_FLEX_RE.finditer(text):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .extract import extract_answer, extract_last_number, find_boxed
+from .extract import MATH_SPAN_RE, extract_answer, extract_last_number, find_boxed, span_text
 from .normalise import normalise, plain_key
 from .parse import ParseError, TooBig
 from .verdict import Verdict
@@ -20,7 +20,7 @@ KINDS = ("choice", "numeric", "math", "text")
 MAX_RESPONSE_NOTE = 1_000_000
 CHOICE_GOLD_RE = re.compile(r"^\(?([A-J])\)?(?:[\s,、]*\(?([A-J])\)?)*$")
 # an option letter followed by the option's text: "(C) 40 km", "B. Lisbon", "D: none of these"
-CHOICE_WITH_TEXT_RE = re.compile(r"^\s*(?:\(([A-J])\)\s*|([A-J])\s*[.:：、)]\s+)(?=\S)")
+CHOICE_WITH_TEXT_RE = re.compile(r"^\s*(?:\(([A-J])\)\s*|([A-J])\s*(?:[.:)]\s+|[：、．]\s*))(?=\S)")
 TEXT_WRAP_RE = re.compile(r"^\\(?:text|textbf|mathrm|mbox)\s*\{(.*)\}$")
 MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "oo",
               "inf", "infty", "infinity", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
@@ -59,7 +59,7 @@ def gold_choice_letters(gold: str) -> str | None:
         if letters is not None:
             return letters
     m = CHOICE_WITH_TEXT_RE.match(gold)
-    if m and not re.search(r"[=<>]", gold):
+    if m:
         return m.group(1) or m.group(2)
     return None
 
@@ -76,13 +76,19 @@ def gold_answer(gold: str) -> tuple[str, str]:
     list), else its 'answer is', else its last maths."""
     from .extract import find_all_boxed
 
-    stripped = gold.strip()
+    stripped = gold.strip().replace("\\$", "\uff04")  # \\$ is money, not a maths delimiter
     boxes = find_all_boxed(stripped)
     if boxes:
         distinct = list(dict.fromkeys(b[2] for b in boxes))
         return ", ".join(distinct), "gold-boxed"
-    if not re.search(r"\$|\\\(|\\\[", stripped) or re.fullmatch(r"\$+[^$]*\$+", stripped):
+    if "####" in stripped:  # a GSM8K answer key: the worked solution, then '#### 18'
+        return stripped.rsplit("####", 1)[1].strip(), "gold-gsm8k"
+    if not re.search(r"\$|\\\(|\\\[|\n", stripped) or re.fullmatch(r"\$+[^$]*\$+", stripped):
         return stripped, "bare"
+    outside = MATH_SPAN_RE.sub(" ", stripped)
+    if not re.search(r"[a-zA-Z]{2,}|[\u4e00-\u9fff]", outside) and "\n" not in stripped:
+        # '1;$\\frac{8}{9}$': maths with separators only, no prose around it
+        return MATH_SPAN_RE.sub(lambda m: span_text(m), stripped), "bare"
     answer, how = extract_answer(stripped)
     if answer is None:
         return stripped, "bare"
@@ -239,6 +245,15 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
         return verdict(False, answer, "numeric",
                        f"the answer is a percent ({a_norm.text}%) and the gold {gold!r} is not: not converted", how)
     decision = compare(gold_value, answer_value, gold_percent=g_norm.percent)
+    if decision.equal is not True and a_norm.approx:
+        # "8\\pi \\approx 25.13" against the gold 25.13: the approximation was the answer asked for
+        try:
+            approx = compare(gold_value, parse_value(a_norm.approx), gold_percent=g_norm.percent)
+        except ParseError:
+            approx = None
+        if approx is not None and approx.equal is True:
+            decision = approx
+            note += f" [the value after the approximation sign, {a_norm.approx}]"
     reason = decision.reason + note
     if how == "last-number":
         reason += " [answer taken from the last number in the response: no marked final answer]"
@@ -258,7 +273,28 @@ def grade_text(gold: str, answer: str, how: str) -> Verdict:
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
     equal, method, reason, score = compare_text(gold, answer)
+    if not equal and how in ("whole", "answer-is", "last-math", "boxed"):
+        found = gold_in_sentence(gold, answer)
+        if found:
+            return verdict(True, answer, "fuzzy", found, how)
     return verdict(equal, answer, method, reason, how, **({"score": score} if score is not None else {}))
+
+
+def gold_in_sentence(gold: str, answer: str) -> str | None:
+    """'So the day is Tuesday.' answers the text gold 'Tuesday': the gold's words appear once,
+    whole, in a short last sentence that negates nothing and names no alternative ('or')."""
+    from .fuzzy import NEGATION_RE, normalise_text
+
+    sentences = [x for x in re.split(r"(?<=[.!?。])\s+|\n", answer.strip()) if x.strip()]
+    if not sentences:
+        return None
+    last = normalise_text(sentences[-1])
+    g = normalise_text(gold)
+    if not g or len(last.split()) > 14 or NEGATION_RE.search(last) or re.search(r"\b(?:or|either|maybe|perhaps)\b", last):
+        return None
+    if re.search(r"\b(?:is|are|was|were|be|answer|called|named)\s+" + re.escape(g) + "$", last):
+        return f"the answer's last sentence ends by stating the gold {gold!r}"
+    return None
 
 
 def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdict:

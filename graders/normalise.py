@@ -59,6 +59,7 @@ class Normalised:
     text: str             # what the parser reads
     percent: bool = False  # a % sign (or "percent") was removed
     unit: str | None = None  # the unit text removed, if any
+    approx: str | None = None  # the value after an approximation sign, when one was cut
 
 
 def unicode_to_latex(text: str) -> str:
@@ -94,7 +95,7 @@ def normalise(answer: str) -> Normalised:
     builder = SET_BUILDER_RE.match(text.strip())
     if builder:  # {x | x > 1}: the condition is the answer
         text = builder.group(1)
-    text = cut_approximation(text)
+    text, approx = cut_approximation(text)
     trig = TRIG_RE.search(text)
     # degrees inside a trig function are an angle: sin(30°) = sin(pi/6); elsewhere a unit
     text = DEGREE_RE.sub(lambda m: " (\\pi/180)" if trig else " ", text)
@@ -107,6 +108,8 @@ def normalise(answer: str) -> Normalised:
         before = text[: m.start()].rstrip()
         if inner.lower() in ("or", "and", ",", "or,"):
             return ","
+        if inner in ("i", "e", "d"):  # \mathrm{i}, \mathrm{e}: the constants, not units
+            return " " + inner + " "
         if before and re.fullmatch(r"[A-Za-z][A-Za-z/. ]*", inner) and (before[-1].isdigit() or before[-1] in "})."):
             unit = inner
             return " "
@@ -149,7 +152,7 @@ def normalise(answer: str) -> Normalised:
     if m:
         sign, whole, num, den = m.group(1), m.group(2), m.group(3) or m.group(5), m.group(4) or m.group(6)
         text = f"{sign}({whole}+{num}/{den})"
-    return Normalised(text, percent, unit)
+    return Normalised(text, percent, unit, normalise(approx).text if approx else None)
 
 
 def repeating_decimal(m: re.Match) -> str:
@@ -161,17 +164,17 @@ def repeating_decimal(m: re.Match) -> str:
     return f"{sign}({value.numerator}/{value.denominator})"
 
 
-def cut_approximation(text: str) -> str:
+def cut_approximation(text: str) -> tuple[str, str | None]:
     """'p = \\frac{2}{3} \\approx 0.67' -> 'p = \\frac{2}{3}': the exact value before the
     approximation counts. 'x \\approx 0.67' (only a name before it) keeps the approximation."""
     m = APPROX_RE.search(text)
     if not m:
-        return text
+        return text, None
     before = text[: m.start()].strip()
     value = re.split(r"=", before)[-1].strip()
     if value and not re.fullmatch(r"[A-Za-z](?:_\{?\w+\}?)?(?:\([A-Za-z]\))?", value):
-        return before
-    return before + " = " + APPROX_RE.sub("=", text[m.end():]) if before else APPROX_RE.sub("", text[m.end():])
+        return before, APPROX_RE.split(text[m.end():])[0].strip()
+    return (before + " = " + APPROX_RE.sub("=", text[m.end():]) if before else APPROX_RE.sub("", text[m.end():])), None
 
 
 def plain_key(text: str) -> str:
