@@ -11,7 +11,7 @@ from fractions import Fraction
 
 from . import sandbox
 from .numeric import compare_numbers
-from .parse import Node, contains_pm, expand_pm, symbols_of
+from .parse import Node, constant_value, contains_pm, expand_pm, symbols_of
 from .structure import (BaseNumber, Equation, Expr, Intervals, Items, Labelled, Matrix, Relation,
                         TimeOfDay, Value, as_intervals)
 from .normalise import plain_key
@@ -28,6 +28,43 @@ def undecided(reason: str) -> Decision:
     return Decision(None, "none", reason)
 
 
+FLOAT_PROBES = (Fraction(7316, 10000), Fraction(19271, 10000))
+FLOAT_PROBE_TOL = 1e-6
+
+
+def fingerprint(node: Node) -> tuple[complex, ...] | None:
+    """Double-precision values at two fixed positive points (each symbol its own value)."""
+    import math
+    from .parse import substitute
+
+    names = sorted(symbols_of(node))
+    values = []
+    for base in FLOAT_PROBES:
+        point = node
+        for k, name in enumerate(names):
+            point = substitute(point, name, ("num", base + Fraction(113 * (k + 1), 1000), 0))
+        v = constant_value(point)
+        if v is None or math.isnan(v.real) or math.isnan(v.imag) or math.isinf(abs(v)):
+            return None
+        values.append(v)
+    return tuple(values)
+
+
+def fingerprints_differ(f: tuple[complex, ...] | None, g: tuple[complex, ...] | None) -> bool:
+    if f is None or g is None:
+        return False
+    return any(abs(a - b) > FLOAT_PROBE_TOL * max(abs(a), abs(b), 1e-3) for a, b in zip(f, g))
+
+
+def float_probe(gold: Node, answer: Node) -> tuple[bool | None, str]:
+    """The cheap in-process check before sympy: two expressions whose values at a fixed
+    positive point differ by more than FLOAT_PROBE_TOL (relative) are different. It can only
+    say *unequal*; agreement goes on to the exact probes in the worker."""
+    if fingerprints_differ(fingerprint(gold), fingerprint(answer)):
+        return False, "differ at a fixed positive probe point (double precision)"
+    return None, "agree in double precision"
+
+
 def compare_pairs(pairs: list[tuple[Node, Node]]) -> list[tuple[bool | None, str, str]]:
     """Each (gold, answer) expression pair -> (equal, method, reason); sympy in one batch."""
     results: list[tuple[bool | None, str, str] | None] = []
@@ -37,8 +74,10 @@ def compare_pairs(pairs: list[tuple[Node, Node]]) -> list[tuple[bool | None, str
             results.append((True, "numeric" if not symbols_of(g) else "symbolic", "same expression"))
             continue
         equal, reason = compare_numbers(g, a)
+        if equal is None and (symbols_of(g) or symbols_of(a)):
+            equal, reason = float_probe(g, a)
         if equal is not None:
-            results.append((equal, "numeric", reason))
+            results.append((equal, "numeric" if equal or not (symbols_of(g) or symbols_of(a)) else "symbolic", reason))
         else:
             results.append(None)
             pending.append(n)
@@ -107,8 +146,16 @@ def compare_items(gold: Items, answer: Items, ordered: bool | None = None) -> De
     # order-free: plain expressions in one batch, anything else pairwise
     n = len(g_items)
     if all(isinstance(v, Expr) for v in g_items + a_items):
-        flat = compare_pairs([(g.node, a.node) for g in g_items for a in a_items])  # type: ignore[union-attr]
-        table = [[flat[i * n + j][0] for j in range(n)] for i in range(n)]
+        # fingerprints first: only pairs that agree in double precision go on (256 -> ~16 for 16 x 16)
+        g_prints = [fingerprint(g.node) for g in g_items]  # type: ignore[union-attr]
+        a_prints = [fingerprint(a.node) for a in a_items]  # type: ignore[union-attr]
+        symbolic = [bool(symbols_of(v.node)) for v in g_items + a_items]  # type: ignore[union-attr]
+        candidates = [(i, j) for i in range(n) for j in range(n)
+                      if not (symbolic[i] or symbolic[n + j]) or not fingerprints_differ(g_prints[i], a_prints[j])]
+        flat = compare_pairs([(g_items[i].node, a_items[j].node) for i, j in candidates])  # type: ignore[union-attr]
+        table = [[False] * n for _ in range(n)]
+        for (i, j), result in zip(candidates, flat):
+            table[i][j] = result[0]
     else:
         table = [[compare(g, a).equal for a in a_items] for g in g_items]
     if _match(n, [[v is True for v in row] for row in table]):

@@ -188,7 +188,8 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     if found:
         return clean_tail(found), "gsm8k"
     stripped = text.strip()
-    if stripped and len(stripped) <= MAX_WHOLE and "\n" not in stripped and not MATH_SPAN_RE.search(stripped):
+    if stripped and "\n" not in stripped and not MATH_SPAN_RE.search(stripped) and (
+            len(stripped) <= MAX_WHOLE or (len(stripped) <= 2000 and not _has_words(stripped))):
         return stripped, "whole"
     math = last_math(text)
     if math:
@@ -201,6 +202,12 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     if stripped and len(response) <= MAX_SCAN:
         return stripped, "whole"
     return None, "none"
+
+
+def _has_words(text: str) -> bool:
+    """Two English words outside LaTeX commands: prose, not a long bare formula."""
+    bare = re.sub(r"\\[a-zA-Z]+", " ", text)
+    return len(re.findall(r"(?<![a-zA-Z])[a-zA-Z]{3,}(?![a-zA-Z])", bare)) >= 2
 
 
 def _last_match_obj(pattern: re.Pattern, text: str) -> re.Match | None:

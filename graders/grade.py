@@ -232,7 +232,9 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
         return verdict(None, answer, "none", f"undecided: answer too large to check safely ({e})", how)
     except ParseError as e:
         # a sentence instead of a bare answer: fall back to its last number, marked so
-        number = extract_last_number(answer) if how in ("whole", "answer-is", "zh-answer", "gsm8k", "last-math") else None
+        # (a bare formula that fails to parse is not read through its numbers: '2\\ln|x|' is not 2)
+        readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math") and looks_like_prose(answer))
+        number = extract_last_number(answer) if readable else None
         if number is None:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
         answer, how = number, "last-number"

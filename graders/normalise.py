@@ -92,6 +92,9 @@ def normalise(answer: str) -> Normalised:
     text = REAL_LINE_RE.sub(r"(-\\infty, \\infty)", text)
     text = EMPTY_SET_RE.sub(r"\\{\\}", text)
     text = REPEATING_RE.sub(repeating_decimal, text)
+    # names of geometric objects: m\angle ABC, \triangle ABC, \overline{AB} -> the letters
+    text = re.sub(r"(?:m\s*)?\\(?:angle|measuredangle|triangle)\s*", "", text)
+    text = re.sub(r"\\(?:overline|overrightarrow|vec|widehat|hat|arc|overarc)\s*\{([A-Za-z]{1,4})\}", r"\1", text)
     builder = SET_BUILDER_RE.match(text.strip())
     if builder:  # {x | x > 1}: the condition is the answer
         text = builder.group(1)

@@ -199,6 +199,8 @@ class Parser:
                     left = self.node("mul", (left, frac))
             elif kind in ATOM_START and not (kind == "NUM" and self.last_was_number(left)):
                 left = self.node("mul", (left, self.power()))
+            elif kind == "|" and self.abs_depth == 0:  # 2|x|: an absolute value opens here
+                left = self.node("mul", (left, self.power()))
             else:
                 return left
 
@@ -403,6 +405,8 @@ class Parser:
             self.take()
             arg = self.expr()
             self.take(")")
+        elif self.peek() == "|" and self.abs_depth == 0:  # \ln|x|
+            arg = self.atom()
         elif self.peek() in ATOM_START:
             # \sin 2x is sin(2x): the argument runs over an implicit product
             arg = self.power()

@@ -14,9 +14,10 @@ equals x) and else to PROBE_DIGITS digits.
     PROBE_TOL relative) at >= MIN_REAL_POINTS real points and at every complex point, and
     differ at no real point where both are real (negative points are always probed, so |x|
     and x differ there; a point where one side is not real, like ln x at x < 0, is skipped);
-  * anything less (few points defined, or disagreement only at complex points, as for
-    log(x^2) vs 2 log x) goes to simplify(gold - answer) == 0, and if that fails the
-    verdict is undecided.
+  * or when they agree at >= MIN_SIGNED_POINTS negative and as many positive real points
+    (variables are real: sqrt(x^2 + 2x + 1) = |x + 1| though they differ at complex points);
+  * anything less (few points defined, e.g. only x > 0 for ln x, and disagreement at complex
+    points) goes to simplify(gold - answer) == 0, and if that fails the verdict is undecided.
 The points come from a fixed seed, and workers run with PYTHONHASHSEED=0: same verdict
 on every run.
 """
@@ -34,6 +35,7 @@ PROBE_TOL = sympy.Float("1e-45", PROBE_DIGITS)
 CONSTANT_DIGITS = 60           # constants equal to 50 significant digits are equal
 CONSTANT_TOL = sympy.Float("1e-50", CONSTANT_DIGITS)
 MIN_REAL_POINTS = 4
+MIN_SIGNED_POINTS = 4          # real points of each sign for agreement on the real line alone
 REAL_MAGNITUDES = (Rational(3, 10), Rational(7, 5), Rational(29, 10), Rational(53, 10), Rational(117, 10))
 
 FUNCTIONS = {
@@ -166,6 +168,11 @@ def expr_equal(gold_node: Any, answer_node: Any) -> tuple[bool | None, str]:
     if real_agreed >= MIN_REAL_POINTS and complex_agreed == len(complexes):
         return True, (f"agree to 45 digits at {real_agreed} real points ({negative_agreed} negative) and "
                       f"{complex_agreed} complex points (probe rule)")
+    if negative_agreed >= MIN_SIGNED_POINTS and real_agreed - negative_agreed >= MIN_SIGNED_POINTS:
+        # variables are real: agreement over both signs settles it even where complex points
+        # differ (sqrt(x^2 + 2x + 1) and |x + 1|, which differ only off the real line)
+        return True, (f"agree to 45 digits at {real_agreed} real points of both signs ({negative_agreed} "
+                      f"negative); variables are real (probe rule)")
     if sympy.simplify(a - b) == 0:
         return True, "simplify(gold - answer) = 0"
     return None, (f"undecided: agree at {real_agreed} real and {complex_agreed} of {len(complexes)} complex "
