@@ -227,3 +227,111 @@ def test_choice_golds_with_option_text_are_choices():
     assert infer_kind("B. Lisbon") == "choice"
     assert infer_kind("C") == "choice"
     assert infer_kind("12") == "numeric"
+
+
+# --- determinism, the deadline, scripts without a main guard ---------------------------------
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+from evalsuite.graders import sandbox
+
+HARD_CASES = [
+    ("\\sec^2 y", "\\tan^2 y + 1"), ("x", "|x|"), ("x", "\\sqrt{x^2}"), ("x", "x + 10^{-12}"),
+    ("\\ln(x^2)", "2\\ln|x|"), ("\\sqrt{x^2+2x+1}", "|x+1|"), ("(-\\infty, 1) \\cup (3, \\infty)", "x<1 or x>3"),
+    ("[-5, -2] \\cup [2, 5]", "2 \\le |z| \\le 5"), ("\\frac{\\sqrt{3}}{3}", "\\frac{1}{\\sqrt{3}}"),
+    ("\\{1, 2, 3\\}", "\\{3, 2, 1\\}"), ("\\tan 135^\\circ", "-1.0"), ("\\cos x", "\\sin(90^\\circ - x)"),
+    ("y = 2x + 3", "2x - y + 3 = 0"), ("\\sqrt{2}+\\sqrt{3}", "\\sqrt{5+2\\sqrt{6}}"),
+    ("2\\sin x \\cos x", "\\sin 2x"), ("e^{i\\pi}", "-1"), ("x^3+3x^2+3x+1", "(x+1)^3+1"),
+]
+
+VERDICTS_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from evalsuite.graders import grade
+    cases = json.loads(sys.argv[1])
+    print(json.dumps([[v.equal, v.method] for v in (grade(g, r) for g, r in cases)]))
+""")
+
+
+def test_verdicts_are_the_same_under_five_hash_seeds(tmp_path):
+    script = tmp_path / "verdicts.py"
+    script.write_text(VERDICTS_SCRIPT)
+    outputs = []
+    for seed in ("0", "1", "42", "4242", "987654"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        done = subprocess.run([sys.executable, str(script), json.dumps(HARD_CASES)], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert all(out == outputs[0] for out in outputs[1:]), outputs
+    # and they are the right verdicts
+    assert [v[0] for v in outputs[0]] == [True, False, False, False, True, True, True, True, True, True,
+                                          True, True, True, True, True, True, False]
+
+
+def test_one_deadline_covers_every_sympy_step():
+    with sandbox.deadline(0.5) as budget:
+        start = time.monotonic()
+        with pytest.raises(sandbox.SandboxTimeout):
+            sandbox.run("spin", 30.0)
+        assert time.monotonic() - start < 5
+        assert budget.left <= 0
+        with pytest.raises(sandbox.SandboxTimeout, match="deadline"):
+            sandbox.run("ping")  # nothing left for a second step
+    assert sandbox.run("ping") == "pong"  # outside the call, a fresh budget
+
+
+def test_a_16_by_16_set_is_decided_within_one_deadline():
+    sandbox.prestart(block=True)
+    gold = "\\{" + ", ".join(f"\\sqrt{{x^2 + {2 * k}x + {k * k}}}" for k in range(1, 17)) + "\\}"
+    answer = "\\{" + ", ".join(f"|x + {k}|" for k in reversed(range(1, 17))) + "\\}"
+    start = time.monotonic()
+    verdict = grade(gold, answer)
+    assert time.monotonic() - start < sandbox.DEFAULT_DEADLINE_S + 2
+    assert verdict.equal is True and verdict.method == "set"
+    # a deadline too short for the work: back within it, undecided, never a guess
+    start = time.monotonic()
+    verdict = grade(gold, answer, deadline_s=0.01)
+    assert time.monotonic() - start < 0.01 + 2
+    assert verdict.equal in (True, None)
+    if verdict.equal is None:
+        assert "undecided" in verdict.reason
+
+
+def test_grade_works_from_a_script_without_a_main_guard(tmp_path):
+    script = tmp_path / "no_guard.py"
+    script.write_text("from evalsuite.graders import grade\n"
+                      "v = grade('\\\\sec^2 y', '\\\\tan^2 y + 1')\n"
+                      "print(v.equal, v.method)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "True symbolic"
+
+
+def test_prestart_does_not_block():
+    start = time.monotonic()
+    thread = sandbox.prestart()
+    assert time.monotonic() - start < 0.5
+    thread.join(timeout=120)
+    assert sandbox.run("ping") == "pong"
+
+
+def test_packs_declare_whether_they_need_sympy():
+    from evalsuite.tasks import get_pack
+    assert get_pack("math500").needs_sympy is True
+    assert get_pack("ceval").needs_sympy is False
+
+
+def test_exam_packs_grade_through_grade_with_kind_choice():
+    from evalsuite.tasks.pack import Item
+    from evalsuite.tasks._exam import grade_choice
+    item = Item(id="x/0", subset="x", question="q", gold="AC", choices=("甲", "乙", "丙", "丁"))
+    assert grade_choice(item, "故选：C、A").equal is True
+    assert grade_choice(item, "答案：A").equal is False
+    assert grade_choice(item, "答案是A或C").equal is None
+    assert grade_choice(item, "最后选丙").equal is not True
