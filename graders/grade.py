@@ -146,7 +146,7 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
         return Verdict(False, None, "none", "no answer found in the response", how)
     if kind == "text":
         return grade_text(gold_text, answer, how)
-    if kind == "numeric" and not re.search(r"\d", answer):
+    if kind == "numeric" and not re.search(r"\d|\\[a-zA-Z]", answer):
         # a numeric gold needs a number: words alone would otherwise parse as a product of
         # symbols ("nothing" = n*o*t*h*i*n*g) and be "symbolically different"
         return Verdict(False, None, "none", f"no number in the answer ({how})", how)

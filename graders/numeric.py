@@ -52,7 +52,7 @@ def _exact(node: Node) -> Fraction:
         return _exact(node[1]) / _exact(node[2])
     if kind == "pow":
         base, exponent = _exact(node[1]), _exact(node[2])
-        if exponent.denominator != 1 or abs(exponent) > MAX_EXPONENT:
+        if exponent.denominator != 1 or abs(exponent) > 20 * MAX_EXPONENT:
             raise NotExact
         size = max(abs(base.numerator), base.denominator)
         if size > 1 and math.log10(size) * abs(exponent) > MAX_RESULT_DIGITS:

@@ -240,7 +240,7 @@ class Parser:
         if self.peek() == "^":
             self.take()
             exponent = self.unary() if self.peek() != "{" else self.group()
-            check_exponent(exponent)
+            check_exponent(exponent, base)
             base = self.node("pow", base, exponent)
             base = self.factorials(base)
         return base
@@ -448,13 +448,21 @@ def count_nodes(node: Node) -> int:
     return n
 
 
-def check_exponent(exponent: Node) -> None:
-    """Refuse constant exponents whose size would make sympy build gigantic numbers."""
+def check_exponent(exponent: Node, base: Node | None = None) -> None:
+    """Refuse constant exponents whose size would make sympy build gigantic numbers: at most
+    MAX_EXPONENT, or MAX_RESULT_DIGITS estimated digits when the base is a known integer
+    (2^{2010} has 606 digits and is fine)."""
     value = constant_value(exponent)
     if value is None:
         return
-    if not math.isfinite(abs(value)) or abs(value) > MAX_EXPONENT:
+    if not math.isfinite(abs(value)):
         raise TooBig("exponent too large to evaluate safely")
+    if abs(value) <= MAX_EXPONENT:
+        return
+    b = constant_value(base) if base is not None and base[0] == "num" else None
+    if b is not None and b.imag == 0 and abs(b.real) >= 2 and abs(value) * math.log10(abs(b.real)) <= MAX_RESULT_DIGITS:
+        return
+    raise TooBig("exponent too large to evaluate safely")
 
 
 def constant_value(node: Node) -> complex | None:

@@ -101,6 +101,9 @@ def parse_value(text: str) -> Value:
     text = text.strip()
     if len(text) > MAX_TEXT:
         raise TooBig(f"answer longer than {MAX_TEXT} characters")
+    wrapped = re.fullmatch(r"[\[(]\s*(\\begin\{.*\\end\{[a-zA-Z]+\})\s*[\])]", text, re.S)
+    if wrapped:  # \left[\begin{array}...\end{array}\right]
+        text = wrapped.group(1)
     m = MATRIX_RE.match(text)
     if m:
         rows = [r for r in re.split(r"\\\\", m.group(2)) if r.strip()]
