@@ -89,7 +89,7 @@ ISSUE_FALSE_POSITIVES = [("x", "|x|"), ("x", "\\sqrt{x^2}"), ("x", "x + 10^{-12}
 SHAPE_CHECKS = {
     "abs": lambda g, r: ("|" in g) != ("|" in r),
     "sqrt_square": lambda g, r: re.search(r"\\sqrt\{[^{}]*\^2\}", r) is not None and "\\sqrt" not in g,
-    "tiny_offset": lambda g, r: "10^{-" in r and "10^{-" not in g,
+    "tiny_offset": lambda g, r: bool(re.search(r"10\^\{-|\.0{6,}[1-9]", r)) and "10^{-" not in g,
     "percent_vs_plain": lambda g, r: "%" in r and "%" not in g,
     # an interval (or an inequality) against an interval with other ends
     "bracket_type": lambda g, r: bool(re.search(r"[\[(]|\\le|<|>", g)) and bool(re.search(r"[\[(].*[\])]", r)),

@@ -1267,9 +1267,160 @@ def more_notation_pairs(rng: random.Random) -> list[dict]:
     return out
 
 
+# --- second round: shapes measured on the graders before they were added -----------------
+
+def amc_choice_pairs(rng):
+    out = []
+    for _ in range(70):
+        letters = "ABCDE"
+        vals = rng.sample(range(2, 99), 5)
+        gi = rng.randrange(5)
+        gl = letters[gi]
+        gold = rng.choice([gl, f"({gl}) {vals[gi]}", f"\\text{{({gl})}}", f"\\textbf{{({gl})}}\\ {vals[gi]}"])
+        equal = rng.random() < 0.5
+        ci = gi if equal else rng.choice([i for i in range(5) if i != gi])
+        cl, cv = letters[ci], vals[ci]
+        ans = rng.choice([f"$\\boxed{{\\textbf{{({cl})}}\\ {cv}}}$", f"$\\textbf{{({cl}) }} {cv}$", f"$\\boxed{{\\text{{{cl}}}}}$",
+                          f"**({cl})**", f"$\\mathrm{{({cl})}}$", f"\\boxed{{({cl})}}"])
+        other = letters[rng.choice([i for i in range(5) if i != ci])]
+        resp = rng.choice([f"{reasoning(rng)}\n\nThe answer is {ans}.", f"{reasoning(rng)}\nChoice ({other}) is too small.\n\n{ans}",
+                           f"{ans}"])
+        out.append(pair("choice_text", gold, resp, equal))
+    return out
+
+
+def unit_box_pairs(rng):
+    out = []
+    units = [("\\text{ cm}", "cm"), ("\\,\\mathrm{cm}^2", "square centimetres"), ("\\text{ dollars}", "dollars"),
+             ("\\text{ hours}", "hours"), ("\\text{ km/h}", "km/h"), ("\\ \\text{m}", "metres"), ("^\\circ", "degrees")]
+    for _ in range(70):
+        v = Fraction(rng.randint(2, 400), rng.choice([1, 1, 1, 2, 4]))
+        tex_unit, word = rng.choice(units)
+        equal = rng.random() < 0.55
+        w = v if equal else wrong_number(v, rng)
+        if w <= 0:
+            continue
+        num = decimal(w) if terminating(w) else frac_tex(w)
+        gold = rng.choice([canonical(v), f"{canonical(v)}{tex_unit}", f"{decimal(v) if terminating(v) else canonical(v)} {word}"])
+        ans = rng.choice([f"\\boxed{{{num}{tex_unit}}}", f"\\boxed{{{num}}}\\text{{ {word}}}", f"{num} {word}"])
+        resp = rng.choice([f"{reasoning(rng)}\n\nSo the answer is ${ans}$." if "\\boxed" in ans else f"{reasoning(rng)}\nThe answer is {ans}.",
+                           f"{reasoning(rng)}\n\n**Final Answer:** ${ans}$" if "\\boxed" in ans else f"{reasoning(rng)}\n\n**Final Answer:** {ans}"])
+        out.append(pair("numbers", gold, resp, equal))
+    for _ in range(30):
+        n = rng.randint(1001, 99999)
+        equal = rng.random() < 0.55
+        m = n if equal else rng.choice([n + 100, n - 1, n * 10])
+        ans = rng.choice([f"\\boxed{{\\${m:,}}}".replace(",", "{,}"), f"\\boxed{{{m:,}}}", f"\\${m:,}"])
+        out.append(pair("numbers", str(n), respond(ans, rng, rng.choice(["boxed_bare", "sentence", "bare_dollar"])) if not ans.startswith("\\boxed") else f"{reasoning(rng)}\n\n${ans}$", equal))
+    return out
+
+
+def inequality_pairs(rng):
+    out = []
+    GEQ = ["\\geqslant", "\\geq", "≥", "\\ge"]
+    LEQ = ["\\leqslant", "\\leq", "≤", "\\le"]
+    for _ in range(80):
+        a, b = sorted(rng.sample(range(-9, 10), 2))
+        shape = rng.randrange(4)
+        equal = rng.random() < 0.5
+        if shape == 0:   # x >= a  <->  [a, +inf)
+            gold = rng.choice([f"[{a}, +\\infty)", f"[{a},+\\infty)", f"\\left[{a}, \\infty\\right)"])
+            ans = f"x {rng.choice(GEQ)} {a}" if equal else rng.choice([f"x > {a}", f"x {rng.choice(LEQ)} {a}", f"x {rng.choice(GEQ)} {a + 1}"])
+        elif shape == 1:  # x <= b  <->  (-inf, b]
+            gold = rng.choice([f"(-\\infty, {b}]", f"\\left(-\\infty,{b}\\right]"])
+            ans = f"x {rng.choice(LEQ)} {b}" if equal else rng.choice([f"x < {b}", f"x {rng.choice(GEQ)} {b}"])
+        elif shape == 2:  # a <= x < b
+            gold = rng.choice([f"[{a}, {b})", f"x \\in [{a}, {b})", f"\\left[{a}, {b}\\right)"])
+            ans = f"{a} {rng.choice(LEQ)} x < {b}" if equal else rng.choice([f"{a} < x {rng.choice(LEQ)} {b}", f"{a} {rng.choice(LEQ)} x {rng.choice(LEQ)} {b}"])
+        else:  # outside an interval
+            gold = rng.choice([f"(-\\infty, {a}) \\cup ({b}, +\\infty)", f"(-\\infty,{a})\\cup({b},\\infty)"])
+            ans = rng.choice([f"x < {a} \\text{{ or }} x > {b}", f"x<{a} or x>{b}"]) if equal else \
+                rng.choice([f"{a} < x < {b}", f"x < {a} \\text{{ or }} x {rng.choice(GEQ)} {b}"])
+        out.append(pair("intervals", gold, respond(ans, rng, rng.choice(["boxed_final", "bare", "sentence", "zh", "llama"])), equal))
+    return out
+
+
+def root_form_pairs(rng):
+    out = []
+    same = [("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}"), ("2\\sqrt{2}", "\\sqrt{8}"), ("\\frac{2\\sqrt{3}}{3}", "\\frac{2}{\\sqrt{3}}"),
+            ("3\\sqrt{3}", "\\sqrt{27}"), ("\\frac{\\sqrt{6}}{3}", "\\sqrt{\\frac{2}{3}}"), ("\\sqrt{3}", "3^{1/2}"),
+            ("\\frac{1+\\sqrt{5}}{2}", "\\frac{\\sqrt{5}+1}{2}"), ("2 + \\sqrt{3}", "\\frac{1}{2 - \\sqrt{3}}"),
+            ("\\frac{\\sqrt{3}}{2}", "\\sin 60^\\circ"), ("4\\sqrt{5}", "\\sqrt{80}")]
+    wrong = [("\\frac{\\sqrt{2}}{2}", "\\frac{\\sqrt{3}}{2}"), ("2\\sqrt{2}", "\\sqrt{6}"), ("\\frac{2\\sqrt{3}}{3}", "\\frac{3}{\\sqrt{2}}"),
+             ("3\\sqrt{3}", "\\sqrt{9}"), ("\\sqrt{3}", "3^{1/3}"), ("\\frac{1+\\sqrt{5}}{2}", "\\frac{1-\\sqrt{5}}{2}"),
+             ("2 + \\sqrt{3}", "\\frac{1}{2 + \\sqrt{3}}"), ("4\\sqrt{5}", "5\\sqrt{4}"), ("\\frac{\\sqrt{3}}{2}", "\\cos 60^\\circ")]
+    for _ in range(60):
+        equal = rng.random() < 0.55
+        g, a = rng.choice(same if equal else wrong)
+        if rng.random() < 0.4:
+            g, a = a, g
+        out.append(pair("notation", g, respond(a, rng), equal))
+    for _ in range(30):
+        var = rng.choice(["i", "j", "n", "m"])
+        lo, hi = rng.randint(1, 2), rng.randint(4, 9)
+        total = sum(range(lo, hi + 1))
+        equal = rng.random() < 0.55
+        out.append(pair("notation", str(total if equal else total + rng.choice([lo, -hi, 1])),
+                        respond(f"\\sum_{{{var}={lo}}}^{{{hi}}} {var}", rng), equal))
+    return out
+
+
+def gsm8k_prose_pairs(rng):
+    out = []
+    rows = read_jsonl(data_dir() / "gsm8k" / "test.jsonl")
+    nouns = ["apples", "miles", "dollars", "students", "cookies", "hours", "pages", "eggs"]
+    for item in rng.sample(rows, 70):
+        final = item["answer"].rsplit("####", 1)[1].strip().replace(",", "")
+        if not re.fullmatch(r"\d+", final):
+            continue
+        n = int(final)
+        equal = rng.random() < 0.55
+        m = n if equal else rng.choice([n + 1, n * 2, max(n - 2, 0) if n > 2 else n + 3])
+        noun = rng.choice(nouns)
+        shown = f"{m:,}" if m >= 1000 and rng.random() < 0.5 else str(m)
+        resp = rng.choice([f"{reasoning(rng)}\nSo she has {shown} {noun} left.",
+                           f"{reasoning(rng)}\nIn total, he ran {shown} {noun}.",
+                           f"{reasoning(rng)}\nThe answer is {shown} {noun}.",
+                           f"{reasoning(rng)}\nTherefore, they need ${shown} in total."])
+        gold = item["answer"] if rng.random() < 0.5 else str(n)
+        out.append(pair("gold_solution" if "####" in gold else "last_math_span", gold, resp, equal))
+    return out
+
+
+def chinese_pairs(rng):
+    out = []
+    for _ in range(50):
+        v = Fraction(rng.randint(-20, 120), rng.choice([1, 1, 2, 3]))
+        equal = rng.random() < 0.55
+        w = v if equal else wrong_number(v, rng)
+        t = tex_number(w, rng)
+        resp = rng.choice([f"{reasoning_zh(rng)}\n最终答案是 ${t}$", f"{reasoning_zh(rng)}\n故答案为：${t}$",
+                           f"{reasoning_zh(rng)}\n所以，$x$ 的值为 ${t}$。", f"{reasoning_zh(rng)}\n答：结果是 ${t}$。",
+                           f"{reasoning_zh(rng)}\n因此 $\\boxed{{{t}}}$"])
+        out.append(pair("last_math_span", canonical(v), resp, equal))
+    return out
+
+
+def set_notation_pairs(rng):
+    out = []
+    for _ in range(50):
+        a, b = sorted(rng.sample(range(-9, 10), 2))
+        gold = rng.choice([f"\\{{{a}, {b}\\}}", f"{a}, {b}", f"x = {a} \\text{{ or }} x = {b}"])
+        equal = rng.random() < 0.5
+        x, y = (a, b) if rng.random() < 0.5 else (b, a)
+        if not equal:
+            y = rng.choice([v for v in range(-10, 11) if v not in (a, b)])
+        ans = rng.choice([f"x = {x}, {y}", f"\\left\\{{ {x}, {y} \\right\\}}", f"x \\in \\{{{x}, {y}\\}}", f"x_1 = {x}, x_2 = {y}",
+                          f"x={x} 或 x={y}"])
+        out.append(pair("sets", gold, respond(ans, rng, rng.choice(["boxed_final", "sentence", "bare", "answer_colon"])), equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
-              mixed_number_pairs, notation_pairs, false_positive_pairs]
+              mixed_number_pairs, notation_pairs, false_positive_pairs,
+              amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
+              chinese_pairs, set_notation_pairs]
 
 
 def build() -> str:
