@@ -6,6 +6,7 @@ one batch per answer. A sympy step that overruns its time limit gives equal=None
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -222,6 +223,11 @@ def label_of(value: Value) -> tuple[str, Value] | None:
     return None
 
 
+def label_key(label: str) -> str:
+    """x_1 and x_2 name roots of x: the index is dropped when labels are matched."""
+    return re.sub(r"_\{?\d+\}?", "", plain_key(label))
+
+
 def all_labelled(value: Value) -> bool:
     return isinstance(value, Items) and bool(value.items) and all(label_of(v) for v in value.items)
 
@@ -247,7 +253,7 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
     g_label, a_label = label_of(gold), label_of(answer)
     if isinstance(gold, Labelled) or isinstance(answer, Labelled):
         if g_label and a_label:
-            if plain_key(g_label[0]) != plain_key(a_label[0]):
+            if label_key(g_label[0]) != label_key(a_label[0]):
                 return Decision(False, "set", f"different labels ({g_label[0]} vs {a_label[0]})")
             d = compare(g_label[1], a_label[1], gold_percent)
             return Decision(d.equal, d.method, f"{g_label[0]}: {d.reason}")
@@ -295,6 +301,8 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
     if isinstance(gold, Items) and isinstance(answer, Items):
         ordered = gold.ordered and answer.brackets != "{}"
         pair = {gold.brackets, answer.brackets}
+        if "{}" in pair and pair & {"()", "[]"} and len(gold.items) == 2:
+            return Decision(False, "set", "a set compared with a pair or an interval")
         if ordered and pair == {"()", "[]"} and len(gold.items) == 2:
             # [a, b] and (a, b) are different intervals, never the same pair
             return Decision(False, "interval", f"bracket types differ: {gold.brackets[0]}a, b{gold.brackets[1]} "

@@ -20,7 +20,7 @@ MAX_WHOLE = 80         # a one-line response up to this long may be the bare ans
 BOX_COMMANDS = ("\\boxed", "\\fbox")
 
 ANSWER_IS_RE = re.compile(
-    r"(?:the\s+)?(?:final\s+)?answer\s*(?:is|:|=)\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
+    r"(?:the\s+)?(?:final\s+)?answer[\"']?\s*(?:is|:|=)\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
 FINAL_ANSWER_RE = re.compile(r"final\s+answer\s*(?:is)?\s*[:：]?\s*(?:\*\*)?\s*(.+)", re.I)
 ZH_ANSWER_RES = (
     re.compile(r"答案\s*(?:是|为|應為|应为|:|：)\s*[:：]?\s*(.+)"),
@@ -86,6 +86,9 @@ def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
 def clean_tail(answer: str) -> str:
     """Trim the sentence after an answer: 'is 5. Then ...' -> '5'; keep $...$ contents."""
     answer = answer.strip()
+    quoted = re.match(r'^"((?:[^"\\]|\\.)*)"', answer)  # "answer": "\\frac{1}{4}" (JSON)
+    if quoted:
+        answer = quoted.group(1).strip()
     math = re.match(r"^\$\$?([^$]+)\$\$?", answer) or re.match(r"^\\\((.+?)\\\)", answer) or re.match(r"^\\\[(.+?)\\\]", answer)
     if math:
         rest = answer[math.end():]
@@ -142,6 +145,10 @@ def last_math(text: str) -> str | None:
     sentence_end = re.search(r"(?<!\.[a-zA-Z])\.(?:\s|$)|\n\s*\n", after)
     if sentence_end and re.search(r"\d", after[sentence_end.end():]):
         return None
+    # "$2\\pi$ (about $6.28$)": the exact value, with its approximation kept beside it
+    if len(spans) > 1 and re.fullmatch(r"\s*(?:\(\s*)?(?:about|approximately|approx\.?|roughly|around|or about|≈|\\approx|i\.e\.,?)\s*",
+                                       text[spans[-2].end(): last.start()], re.I):
+        return f"{span_text(spans[-2])} \\approx {span_text(last)}"
     # "the minimum is $-1$, attained at $x = 0$": a condition after the value is not the answer
     if len(spans) > 1 and re.search(r"\b(?:at|when|for|where|with|if|since|because)\b",
                                     text[spans[-2].end(): last.start()]) \

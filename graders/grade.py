@@ -52,8 +52,15 @@ def choice_letters(text: str) -> str | None:
     return "".join(sorted(letters))
 
 
+CHOICE_WRAPPER_RE = re.compile(r"\\(?:textbf|text|mathrm|mathbf|textrm|mbox)\s*\{\s*(\(?[A-J]\)?)\s*\}")
+
+
 def gold_choice_letters(gold: str) -> str | None:
-    """Letters of a choice gold, bare ('C', 'AD') or with the option text ('(C) 40 km')."""
+    """Letters of a choice gold, bare ('C', 'AD') or with the option text ('(C) 40 km',
+    '\\textbf{(D)}\\ 70')."""
+    gold = CHOICE_WRAPPER_RE.sub(r"\1", gold).replace("\\ ", " ").replace("\\qquad", " ").replace("\\quad", " ")
+    if gold.startswith("$") and gold.count("$") == 2 and gold.endswith("$"):
+        gold = gold[1:-1]
     if len(gold.strip()) <= 12:
         letters = choice_letters(gold)
         if letters is not None:
@@ -66,6 +73,7 @@ def gold_choice_letters(gold: str) -> str | None:
 
 def gold_option_text(gold: str) -> str | None:
     """'(C) 40 km' -> '40 km'; None for a bare letter gold."""
+    gold = CHOICE_WRAPPER_RE.sub(r"\1", gold).replace("\\ ", " ")
     m = CHOICE_WITH_TEXT_RE.match(gold)
     return gold[m.end():].strip() or None if m else None
 
@@ -263,10 +271,16 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
 
 
 def looks_like_prose(text: str) -> bool:
-    """Two English words (not maths names) or any CJK character: read its last number instead."""
-    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+", " ", text)
-    words = [w for w in re.findall(r"[a-zA-Z]{3,}", bare) if w.lower() not in MATH_WORDS]
-    return len(words) >= 2 or bool(re.search(r"[\u4e00-\u9fff]", text))
+    """English words (not maths names) or any CJK character: read its last number instead.
+
+    Two words of 3+ letters, or one such word with a vowel beside another word ('He ran 15');
+    'xy + yz' and 'ab' are maths."""
+    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+|_\{?\w+\}?", " ", text)
+    words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{2,}(?![a-zA-Z])", bare) if w.lower() not in MATH_WORDS]
+    long = [w for w in words if len(w) >= 3]
+    if len(long) >= 2 or re.search(r"[\u4e00-\u9fff]", text):
+        return True
+    return bool(long) and len(words) >= 2 and bool(re.search(r"[aeiouy]", long[0], re.I))
 
 
 def grade_text(gold: str, answer: str, how: str) -> Verdict:

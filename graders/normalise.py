@@ -27,16 +27,17 @@ UNICODE_RE = re.compile("|".join(map(re.escape, UNICODE_MATH)))
 
 # Words that are units when they follow a number. Single letters (m, g, s) only with a space.
 UNIT_WORDS = (
-    "square units|square feet|square inches|square meters|square metres|square centimeters|"
-    "sq units|sq ft|sq in|units?|cm|mm|km|kg|mg|ml|mL|m/s|km/h|km/hr|mph|ft|feet|foot|inch(?:es)?|"
+    "(?:square|sq\\.?|cubic|cu\\.?)\\s+(?:units?|feet|foot|inch(?:es)?|(?:centi|milli|kilo)?met(?:er|re)s?|miles?|yards?|cm|mm|km|m|ft|in)|"
+    "units?|cm|mm|km|kg|mg|ml|mL|m/s|km/h|km/hr|mph|ft|feet|foot|inch(?:es)?|"
     "in|yards?|yd|miles?|meters?|metres?|centimeters?|centimetres?|kilometers?|grams?|kilograms?|"
     "pounds?|lbs?|ounces?|oz|liters?|litres?|gallons?|seconds?|secs?|minutes?|mins?|hours?|hrs?|"
     "days?|weeks?|months?|years?|dollars?|cents?|euros?|EUR|USD|GBP|CHF|JPY|RMB|CNY|yuan|yen|degrees?|deg|radians?|rad|people|persons?|"
-    "students?|apples?|cookies|marbles|pages|points?|times|ways|numbers?|integers?|"
-    "m|g|s|h|L"
+    "students?|apples?|cookies|marbles|pages|points?|times|ways|numbers?|integers?"
 )
+# single letters (m, g, s, h, L) only right after a number: "\\sum_{k=1}^{9} m" keeps its m
 UNIT_RE = re.compile(
-    r"(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")(?:\^\{?[23]\}?|[23])?\.?\s*$")
+    r"(?:(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")|(?<=\d)\s*(?:\\,)?\s*(?:m|g|s|h|L))"
+    r"(?:\^\{?[23]\}?|[23])?\.?\s*$")
 ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|千米|公里|千克|克|斤|岁|天|人|本|次|分钟|小时|秒|度|平方米|立方米|平方厘米|辆|张|块|条|件|名|支|页|棵|头|道|组|种|倍|年|月|周)\s*$")
 TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")
 SPACING_RE = re.compile(r"(?<!\\)\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
@@ -94,6 +95,8 @@ def normalise(answer: str) -> Normalised:
     text = REPEATING_RE.sub(repeating_decimal, text)
     # names of geometric objects: m\angle ABC, \triangle ABC, \overline{AB} -> the letters
     text = re.sub(r"(?:m\s*)?\\(?:angle|measuredangle|triangle)\s*", "", text)
+    text = re.sub(r"\\langle(?![a-zA-Z])", "(", re.sub(r"\\rangle(?![a-zA-Z])", ")", text))
+    text = re.sub(r"\s*(?:或者|或|以及|和|及|且)\s*", ", ", text)
     text = re.sub(r"\\(?:overline|overrightarrow|vec|widehat|hat|arc|overarc)\s*\{([A-Za-z]{1,4})\}", r"\1", text)
     builder = SET_BUILDER_RE.match(text.strip())
     if builder:  # {x | x > 1}: the condition is the answer

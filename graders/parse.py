@@ -425,6 +425,8 @@ class Parser:
 def substitute(node: Node, name: str, value: Node) -> Node:
     if node[0] == "sym":
         return value if node[1] == name else node
+    if node[0] == "const" and node[1] == name and name in ("i", "e"):  # \sum_{i=1}^{5} i
+        return value
     if node[0] in ("num", "const"):
         return node
     out = [node[0]]
