@@ -157,13 +157,34 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     if kind == "numeric" and not re.search(r"\d|\\[a-zA-Z]", answer):
         # a numeric gold needs a number: words alone would otherwise parse as a product of
         # symbols ("nothing" = n*o*t*h*i*n*g) and be "symbolically different"
-        return Verdict(False, None, "none", f"no number in the answer ({how})", how)
+        word = number_word(answer)
+        if word is None:
+            return Verdict(False, None, "none", f"no number in the answer ({how})", how)
+        answer, how = word, "number-word"
     with sandbox.deadline(deadline_s):
         v = grade_math_answer(gold_text, answer, how, response)
     if gold_how != "bare":
         v = Verdict(v.equal, v.extracted, v.method, f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]",
                     v.extraction, v.details)
     return v
+
+
+NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+                     "ninety": 90, "hundred": 100, "none": 0, "no": 0})
+
+
+def number_word(answer: str) -> str | None:
+    """'There are three ways.' -> '3': the last number word of a short answer without digits."""
+    words = re.findall(r"[a-z]+", answer.lower())
+    if len(words) > 20:
+        return None
+    found = [NUMBER_WORDS[w] for w in words if w in NUMBER_WORDS and w not in ("no", "none")]
+    if not found:
+        return None
+    return str(found[-1])
 
 
 def gold_has_several(gold_text: str) -> bool:

@@ -127,6 +127,10 @@ def normalise(answer: str) -> Normalised:
             break
         text = new
     text = text.strip()
+    emphasis = re.fullmatch(r"(\*{1,2}|_{1,2})(.+?)\1", text)  # markdown **5**
+    if emphasis:
+        text = emphasis.group(2).strip()
+    text = re.sub(r"(?<=\S)\s+\(\s*[A-Za-z]{2,}[A-Za-z .-]*\)\s*$", "", text)  # "4 (four)"
     text = re.sub(r"\s+(?:or|and)\s+", ",", text)
     text = re.sub(r"[\s.;:,。]+$", "", text) if not re.search(r"\d\.$", text) else text[:-1]
     text = re.sub(r"^(?:is|are|=|:)\s*", "", text).strip()

@@ -532,7 +532,8 @@ def _real_only(f):
 
 
 FLOAT_FUNCTIONS = {
-    "sqrt": lambda x: (complex(math.sqrt(x.real)) if x.imag == 0 and x.real >= 0 else __import__("cmath").sqrt(x)),
+    "sqrt": lambda x: (complex(math.sqrt(x.real)) if x.imag == 0 and x.real >= 0
+                       else __import__("cmath").sqrt(complex(x.real, 0.0) if x.imag == 0 else x)),  # sqrt(-1) = +i
     "sin": _real_only(math.sin), "cos": _real_only(math.cos), "tan": _real_only(math.tan),
     "cot": _real_only(lambda v: 1 / math.tan(v)), "sec": _real_only(lambda v: 1 / math.cos(v)),
     "csc": _real_only(lambda v: 1 / math.sin(v)), "asin": _real_only(math.asin),

@@ -302,6 +302,14 @@ def tokens_at_depth0(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def relation(tokens: list[tuple[str, str]], chain: list[list[tuple[str, str]]], ops: list[str]) -> Value:
     text = " ".join(t[1] for t in tokens)
+    if ops == ["!="] and len(chain) == 2:  # x != 2: everything but one point
+        try:
+            lhs, rhs = expression(chain[0]), expression(chain[1])
+        except ParseError:
+            return Relation(text)
+        if lhs[0] == "sym" and not symbols_of(rhs):
+            return Intervals((Interval(("neg", ("const", "oo")), rhs, False, False),
+                              Interval(rhs, ("const", "oo"), False, False)))
     if "=" in ops or "!=" in ops:
         return Relation(text)
     # |z| between two bounds, or above/below one: a union of intervals
