@@ -90,12 +90,12 @@ SHAPE_CHECKS = {
     "abs": lambda g, r: ("|" in g) != ("|" in r),
     "sqrt_square": lambda g, r: re.search(r"\\sqrt\{[^{}]*\^2\}", r) is not None and "\\sqrt" not in g,
     "tiny_offset": lambda g, r: bool(re.search(r"10\^\{-|\.0{6,}[1-9]", r)) and "10^{-" not in g,
-    "percent_vs_plain": lambda g, r: "%" in r and "%" not in g,
-    # an interval (or an inequality) against an interval with other ends
-    "bracket_type": lambda g, r: bool(re.search(r"[\[(]|\\le|<|>", g)) and bool(re.search(r"[\[(].*[\])]", r)),
-    "near_miss": lambda g, r: bool(re.search(r"\d", g + r)),
+    "percent_vs_plain": lambda g, r: re.search(r"%|percent|pct", r) is not None and "%" not in g,
+    # an interval, inequality or set against an interval, set or tuple with other brackets
+    "bracket_type": lambda g, r: all(re.search(r"[\[({].*[\])}]|\\[lg]e|<|>", t) for t in (g, r)),
+    "near_miss": lambda g, r: re.sub(r"\s", "", g) != re.sub(r"\s", "", r),  # a close but other value
     "wrong_sign": lambda g, r: "-" in g + r,
-    "swapped_tuple": lambda g, r: "," in g or ":" in g,
+    "swapped_tuple": lambda g, r: any(sep in g for sep in (",", ":", "\\\\", "&")),
     "subset": lambda g, r: True,
 }
 
