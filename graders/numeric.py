@@ -63,6 +63,14 @@ def _exact(node: Node) -> Fraction:
         if n.denominator != 1 or not 0 <= n <= MAX_EXPONENT:
             raise NotExact
         return Fraction(math.factorial(int(n)))
+    if kind == "func" and node[1] in ("gcd", "lcm", "max", "min"):
+        args = [_exact(a) for a in node[2]]
+        if node[1] in ("max", "min"):
+            return max(args) if node[1] == "max" else min(args)
+        if any(a.denominator != 1 for a in args):
+            raise NotExact
+        ints = [int(a) for a in args]
+        return Fraction(math.gcd(*ints) if node[1] == "gcd" else math.lcm(*ints))
     if kind == "func" and node[1] == "sqrt":
         inner = _exact(node[2][0])
         if inner >= 0:

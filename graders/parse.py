@@ -41,8 +41,9 @@ class TooBig(ParseError):
 # LaTeX commands -> token kinds. Anything not listed is refused.
 FUNCTIONS = {
     "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "sinh", "cosh",
-    "tanh", "log", "ln", "exp", "sqrt", "abs", "floor", "ceil", "lg",
+    "tanh", "log", "ln", "exp", "sqrt", "abs", "floor", "ceil", "lg", "gcd", "lcm", "max", "min",
 }
+MULTI_ARG = {"gcd", "lcm", "max", "min"}
 GREEK = {
     "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta",
     "vartheta", "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon",
@@ -58,7 +59,7 @@ COMMAND_TOKENS = {
     "cup": "CUP", "cap": "CAP", "infty": "OO", "infinity": "OO", "pi": "PI",
     "lfloor": "LFLOOR", "rfloor": "RFLOOR", "lceil": "LCEIL", "rceil": "RCEIL",
     "lvert": "|", "rvert": "|", "vert": "|", "mid": "|",
-    "approx": "=", "equiv": "=", "sum": "SUM", "prod": "PROD", "colon": ":", "ratio": ":",
+    "approx": "=", "equiv": "=", "sum": "SUM", "prod": "PROD", "choose": "CHOOSE", "colon": ":", "ratio": ":",
 }
 # Multi-letter words allowed without a backslash ("sqrt(2)", "pi", "sin x").
 BARE_WORDS = {"sqrt": "FUNC", "pi": "PI", "oo": "OO", "inf": "OO", "infinity": "OO", "infty": "OO",
@@ -322,6 +323,15 @@ class Parser:
             return inner
         if kind == "{":
             inner = self.expr()
+            if self.peek() == "CHOOSE":  # {n \choose k}
+                self.take()
+                k = self.expr()
+                self.take("}")
+                for part in (inner, k):
+                    value = constant_value(part)
+                    if value is not None and abs(value) > MAX_EXPONENT:
+                        raise TooBig("binomial of a large value")
+                return self.node("func", "binomial", (inner, k))
             self.take("}")
             return inner
         if kind == "|":
@@ -401,6 +411,14 @@ class Parser:
             self.take()
             power = self.argument()
             check_exponent(power)
+        if name in MULTI_ARG:
+            self.take("(")
+            args = [self.expr()]
+            while self.peek() == ",":
+                self.take()
+                args.append(self.expr())
+            self.take(")")
+            return self.node("func", name, tuple(args))
         if self.peek() == "(":
             self.take()
             arg = self.expr()
@@ -523,6 +541,18 @@ def constant_value(node: Node) -> complex | None:
         return complex(math.nan)
 
 
+def _integer(x: complex) -> int:
+    if x.imag != 0 or x.real != int(x.real):
+        raise ValueError
+    return int(x.real)
+
+
+def _real(x: complex) -> float:
+    if x.imag != 0:
+        raise ValueError
+    return x.real
+
+
 def _real_only(f):
     def wrapped(x: complex) -> complex:
         if x.imag != 0:
@@ -541,6 +571,10 @@ FLOAT_FUNCTIONS = {
     "cosh": _real_only(math.cosh), "tanh": _real_only(math.tanh), "log": _real_only(math.log),
     "log10": _real_only(math.log10), "exp": _real_only(math.exp), "abs": lambda x: complex(abs(x)),
     "floor": _real_only(math.floor), "ceil": _real_only(math.ceil),
+    "gcd": lambda *a: complex(math.gcd(*[_integer(x) for x in a])),
+    "lcm": lambda *a: complex(math.lcm(*[_integer(x) for x in a])),
+    "max": lambda *a: complex(max(_real(x) for x in a)),
+    "min": lambda *a: complex(min(_real(x) for x in a)),
     "binomial": lambda n, k: complex(math.comb(int(n.real), int(k.real))) if n.imag == 0 and k.imag == 0 and n.real == int(n.real) and k.real == int(k.real) and n.real >= 0 and k.real >= 0 else (_ for _ in ()).throw(ValueError()),
 }
 

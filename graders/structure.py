@@ -250,6 +250,8 @@ def label_text(tokens: list[tuple[str, str]]) -> str | None:
                   and not (t[0] == "}" and n > 0 and tokens[n - 1][0] == "{")]
     if not tokens or len(tokens) > 24 or any(t[0] not in LABEL_TOKENS for t in tokens):
         return None
+    if tokens[0][0] == "FUNC" and (len(tokens) == 1 or tokens[1][0] == "("):
+        tokens = [("SYM", tokens[0][1])] + tokens[1:]  # \gcd = 6, \max(a, b) = 7
     if tokens[0][0] not in ("SYM", "("):
         return None
     # a function call holds letters only: f(x), not f(2)
@@ -267,7 +269,7 @@ def equality(chain: list[list[tuple[str, str]]]) -> Value:
     label = label_text(chain[0])
     if label is not None:
         value = parse_tokens(chain[-1])
-        if len(chain[0]) == 1 and isinstance(value, Expr):
+        if len(chain[0]) == 1 and chain[0][0][0] == "SYM" and isinstance(value, Expr):
             return Equation(expression(chain[0]), value.node)      # x = 5, y = 2x + 3
         names = split_top(chain[0][1:-1], {","}) if chain[0][0][0] == "(" and wraps_whole(chain[0]) else []
         if len(names) > 1 and isinstance(value, Items) and len(value.items) == len(names):

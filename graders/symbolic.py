@@ -44,6 +44,7 @@ FUNCTIONS = {
     "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh, "log": sympy.log,
     "log10": lambda x: sympy.log(x, 10), "exp": sympy.exp, "sqrt": sympy.sqrt, "abs": sympy.Abs,
     "floor": sympy.floor, "ceil": sympy.ceiling, "binomial": sympy.binomial,
+    "gcd": lambda *a: sympy.gcd(list(a)), "lcm": lambda *a: sympy.lcm(list(a)), "max": sympy.Max, "min": sympy.Min,
 }
 CONSTANTS = {"pi": pi, "e": E, "i": I, "oo": oo}
 
