@@ -243,15 +243,17 @@ LABEL_TOKENS = {"SYM", "NUM", "_", "{", "}", "(", ")", ",", ":", "'"}
 def label_text(tokens: list[tuple[str, str]]) -> str | None:
     """The text of a name on the left of '=': `k`, `AB`, `V_1`, `f(x)`, `(p, q)`, `V_1 : V_2`
     (letters, subscripts, a function of letters, a tuple of names); None for an expression."""
+    if tokens and tokens[0][0] == "FUNC" and (len(tokens) == 1 or tokens[1][0] == "("):
+        tokens = [("SYM", tokens[0][1])] + tokens[1:]  # \gcd = 6, \max(a, b) = 7
     text = "".join(t[1] for t in tokens)
     if "^{-1}" in text or "^-1" in text:  # an inverse function f^{-1}(x)
         tokens = [t for t in tokens if t[1] not in ("^", "-", "1")]
         tokens = [t for n, t in enumerate(tokens) if not (t[0] == "{" and n + 1 < len(tokens) and tokens[n + 1][0] == "}")
                   and not (t[0] == "}" and n > 0 and tokens[n - 1][0] == "{")]
-    if not tokens or len(tokens) > 24 or any(t[0] not in LABEL_TOKENS for t in tokens):
-        return None
     if tokens[0][0] == "FUNC" and (len(tokens) == 1 or tokens[1][0] == "("):
         tokens = [("SYM", tokens[0][1])] + tokens[1:]  # \gcd = 6, \max(a, b) = 7
+    if not tokens or len(tokens) > 24 or any(t[0] not in LABEL_TOKENS for t in tokens):
+        return None
     if tokens[0][0] not in ("SYM", "("):
         return None
     # a function call holds letters only: f(x), not f(2)
