@@ -250,8 +250,6 @@ def label_text(tokens: list[tuple[str, str]]) -> str | None:
         tokens = [t for t in tokens if t[1] not in ("^", "-", "1")]
         tokens = [t for n, t in enumerate(tokens) if not (t[0] == "{" and n + 1 < len(tokens) and tokens[n + 1][0] == "}")
                   and not (t[0] == "}" and n > 0 and tokens[n - 1][0] == "{")]
-    if tokens[0][0] == "FUNC" and (len(tokens) == 1 or tokens[1][0] == "("):
-        tokens = [("SYM", tokens[0][1])] + tokens[1:]  # \gcd = 6, \max(a, b) = 7
     if not tokens or len(tokens) > 24 or any(t[0] not in LABEL_TOKENS for t in tokens):
         return None
     if tokens[0][0] not in ("SYM", "("):
