@@ -101,7 +101,14 @@ def number_forms(v: Fraction) -> list[str]:
 
 
 def tex_number(v: Fraction, rng: random.Random) -> str:
-    return rng.choice(number_forms(v))
+    """v as a model would write it: mostly the plain form, sometimes another exact one."""
+    forms = number_forms(v)
+    if v.denominator == 1:
+        return forms[0] if rng.random() < 0.75 or len(forms) == 1 else rng.choice(forms[1:])
+    plain = [f for f in forms if not f.startswith("\\frac{-") and f != frac_tex(v, "unreduced")]
+    if terminating(v) and len(decimal(v)) <= 7 and rng.random() < 0.25:
+        return decimal(v)
+    return rng.choice(plain) if rng.random() < 0.85 else rng.choice(forms)
 
 
 def canonical(v: Fraction) -> str:
@@ -109,14 +116,17 @@ def canonical(v: Fraction) -> str:
 
 
 def mistakes(v: Fraction) -> list[Fraction]:
-    """Values a model gets by a plausible slip; never v itself."""
-    out = [v + 1, v - 1, 2 * v, v / 2, v + 10]
+    """Values a model gets by a plausible slip (off by one or ten, doubled, halved, a sign, a
+    fraction upside down or with a numerator or denominator off by one); never v itself."""
+    out = [v + 1, v - 1, 2 * v, v + 10]
     if v != 0:
         out.append(-v)
-        if abs(v) != 1:
-            out.append(1 / v)
     if v.denominator != 1:
         out += [Fraction(v.numerator + 1, v.denominator), Fraction(v.numerator, v.denominator + 1)]
+        if abs(v) != 1:
+            out.append(1 / v)
+    elif v.numerator % 2 == 0:
+        out.append(v / 2)
     return [w for w in dict.fromkeys(out) if w != v]
 
 
