@@ -29,11 +29,12 @@ REPO = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO / "tests" / "grader_cases"
 
 
-# The kinds of answer shapes the corpus is reported by (issue "Graders, round two"), in order;
-# older files without an @group line report under their file name.
+# The kinds of answer shapes the corpus is reported by, in order: the 13 kinds of the issue
+# "Graders, round two", its false positives, and answers stated before their explanation.
+# Older files without an @group line report under their file name.
 GROUPS = ("gold_solution", "last_math_span", "labelled", "several_answers", "escaped_latex",
           "choice_text", "sets", "numbers", "intervals", "approx", "percent_words",
-          "mixed_numbers", "notation", "false_positives")
+          "mixed_numbers", "notation", "false_positives", "answer_first")
 # wrong answers that must never be accepted; a case names its shape with @shape / "shape"
 FALSE_POSITIVE_SHAPES = ("abs", "sqrt_square", "tiny_offset", "percent_vs_plain", "bracket_type",
                          "near_miss", "wrong_sign", "swapped_tuple", "subset")

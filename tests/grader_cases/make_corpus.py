@@ -1426,11 +1426,45 @@ def set_notation_pairs(rng):
     return out
 
 
+# --- fourth round ---------------------------------------------------------------------------
+
+def answer_first_pairs(rng):
+    """The answer stated first, then an explanation with other numbers (and other letters)."""
+    out = []
+    for _ in range(60):
+        v = Fraction(rng.randint(-30, 200), rng.choice([1, 1, 1, 2, 3, 4]))
+        equal = rng.random() < 0.55
+        w = v if equal else wrong_number(v, rng)
+        t = tex_number(w, rng)
+        a, b = rng.randint(2, 20), rng.randint(2, 20)
+        expl = rng.choice([f"Explanation: first we compute ${a} \\times {b} = {a * b}$, then subtract ${b}$ to get ${a * b - b}$.",
+                           f"Here is why: the two parts are ${a}$ and ${b}$, and checking with $n = {a + b}$ confirms it.",
+                           f"Reasoning:\n1. Start with ${a}$.\n2. Add ${b}$ to get ${a + b}$.\n3. Scale and simplify."])
+        lead = rng.choice([f"**Answer: ${t}$**", f"The answer is ${t}$.", f"Answer: {t}", f"$\\boxed{{{t}}}$"])
+        out.append(pair("answer_first", canonical(v), f"{lead}\n\n{expl}", equal))
+    for _ in range(50):
+        _, options = rng.choice(QUESTIONS)
+        gi = rng.randrange(4)
+        gold = rng.choice(["ABCD"[gi], f"({'ABCD'[gi]}) {options[gi]}"])
+        equal = rng.random() < 0.5
+        ci = gi if equal else rng.choice([i for i in range(4) if i != gi])
+        cl = "ABCD"[ci]
+        others = [l for l in "ABCD" if l != cl]
+        if rng.random() < 0.5:
+            expl = "".join(f"{l}项错误；" for l in others)
+            resp = f"答案：{cl}。\n解析：{expl}{cl}项正确。"
+        else:
+            resp = (f"The answer is {cl}.\n\nWhy not the others: " + ", ".join(f"({l}) fails" for l in others)
+                    + f"; only ({cl}) satisfies every condition.")
+        out.append(pair("choice_text", gold, resp, equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
-              chinese_pairs, set_notation_pairs]
+              chinese_pairs, set_notation_pairs, answer_first_pairs]
 
 
 def build() -> str:
