@@ -314,6 +314,14 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
         return compare(gold.items[0], answer, gold_percent)
     if isinstance(answer, Items) and len(answer.items) == 1:
         return compare(gold, answer.items[0], gold_percent)
+    if isinstance(gold, Items) and not gold.ordered and not isinstance(answer, (Items, Intervals)) \
+            and 1 < len(gold.items) <= 4 and not (isinstance(answer, Expr) and contains_pm(answer.node)):
+        # a key that boxes one answer in two forms ("15\\frac{39}{40} = \\boxed{\\frac{639}{40}}")
+        decisions = [compare(item, answer, gold_percent) for item in gold.items]
+        if all(d.equal is True for d in decisions):
+            return Decision(True, decisions[0].method, f"every form in the gold equals the answer: {decisions[0].reason}")
+        return Decision(False if any(d.equal is False for d in decisions) else None, "set",
+                        f"the gold has {len(gold.items)} answers, the response one")
     if isinstance(answer, Items) and not answer.ordered and not isinstance(gold, (Items, Intervals)) and len(answer.items) <= 4 \
             and not (isinstance(gold, Expr) and contains_pm(gold.node)):
         # "\\frac{1}{2} or 0.5": the same answer written twice counts; two different answers do not

@@ -177,7 +177,8 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     text = response[-MAX_SCAN:].replace("\\$", "\uff04")
     boxes = find_all_boxed(text)
     final = _last_match_obj(FINAL_ANSWER_RE, text) or _last_match_obj(ANSWER_IS_RE, text)
-    if boxes and not (final is not None and final.start() > boxes[-1][1] and clean_tail(final.group(1))):
+    if boxes and not (final is not None and final.start() > boxes[-1][1] and clean_tail(final.group(1))
+                      and _states_final_answer(text, final)):
         if several:
             distinct = list(dict.fromkeys(b[2] for b in boxes))
             if len(distinct) > 1:
@@ -209,6 +210,16 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     if stripped and len(response) <= MAX_SCAN:
         return stripped, "whole"
     return None, "none"
+
+
+def _states_final_answer(text: str, match: re.Match) -> bool:
+    """A later statement that overrides a box: "final answer", "the answer is", or "Answer:"
+    opening a line -- not "we may check our answer: ...". """
+    head = text[match.start(): match.start() + 20].lower()
+    if "final" in head or head.startswith("the answer"):
+        return True
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    return not re.sub(r"[\s*#>]", "", text[line_start: match.start()])
 
 
 def _has_words(text: str) -> bool:
