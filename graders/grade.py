@@ -344,7 +344,7 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdi
     if gold_letters is None:
         raise ValueError(f"choice gold {gold!r} is not option letters")
     boxed = find_boxed(response[-20_000:])
-    letters = choice_letters(normalise(boxed).text) if boxed is not None else None
+    letters = (choice_letters(normalise(boxed).text) or gold_choice_letters(boxed)) if boxed is not None else None
     how = "boxed"
     found = "the last \\boxed{}"
     if letters is None:
