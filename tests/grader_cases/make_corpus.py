@@ -1460,11 +1460,80 @@ def answer_first_pairs(rng):
     return out
 
 
+# --- fifth round --------------------------------------------------------------------------
+
+def wrapped_gold_pairs(rng):
+    """Golds kept with their maths delimiters or box, as datasets store them."""
+    out = []
+    for _ in range(80):
+        v = Fraction(rng.randint(-40, 300), rng.choice([1, 1, 1, 2, 3, 5, 8]))
+        inner = canonical(v)
+        gold = rng.choice([f"${inner}$", f"\\({inner}\\)", f"\\[{inner}\\]", f"\\boxed{{{inner}}}", f"$\\boxed{{{inner}}}$",
+                           f"$$ {inner} $$"])
+        equal = rng.random() < 0.55
+        w = v if equal else wrong_number(v, rng)
+        out.append(pair("gold_solution", gold, respond(tex_number(w, rng), rng), equal))
+    return out
+
+
+def poly_tex(coeffs: list[int], var: str = "x") -> str:
+    """sum c_k x^k, highest power first, as a person writes it."""
+    terms = []
+    n = len(coeffs) - 1
+    for k, c in zip(range(n, -1, -1), coeffs):
+        if c == 0:
+            continue
+        mag = abs(c)
+        body = ("" if mag == 1 and k else str(mag)) + (var if k >= 1 else "") + (f"^{k}" if k >= 2 else "")
+        terms.append(("-" if c < 0 else "+", body))
+    if not terms:
+        return "0"
+    first_sign, first = terms[0]
+    text = ("-" if first_sign == "-" else "") + first
+    for sign, body in terms[1:]:
+        text += f" {sign} {body}"
+    return text
+
+
+def expand(roots: list[int], lead: int = 1) -> list[int]:
+    coeffs = [lead]
+    for r in roots:  # multiply by (x - r)
+        coeffs = [a - r * b for a, b in zip(coeffs + [0], [0] + coeffs)]
+    return coeffs
+
+
+def factor_tex(roots: list[int], lead: int = 1) -> str:
+    parts = "".join(f"(x {'-' if r > 0 else '+'} {abs(r)})" if r else "x" for r in roots)
+    return {1: "", -1: "-"}.get(lead, str(lead)) + parts
+
+
+def expression_pairs(rng):
+    """Polynomials written expanded, factored or with terms reordered; wrong by a sign or root."""
+    out = []
+    for _ in range(90):
+        roots = [rng.choice([k for k in range(-7, 8) if k]) for _ in range(rng.choice([2, 2, 3]))]
+        lead = rng.choice([1, 1, 2, 3, -1])
+        expanded = poly_tex(expand(roots, lead))
+        factored = factor_tex(roots, lead)
+        equal = rng.random() < 0.5
+        if equal:
+            gold, ans = rng.choice([(expanded, factored), (factored, expanded)])
+        else:
+            bad_roots = roots[:]
+            i = rng.randrange(len(bad_roots))
+            bad_roots[i] = -bad_roots[i]
+            if sorted(bad_roots) == sorted(roots):
+                continue
+            gold, ans = rng.choice([(expanded, factor_tex(bad_roots, lead)), (factored, poly_tex(expand(bad_roots, lead)))])
+        out.append(pair("notation", gold, respond(ans, rng, rng.choice(["boxed_final", "bare", "qwen", "sentence", "minerva"])), equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
-              chinese_pairs, set_notation_pairs, answer_first_pairs]
+              chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs]
 
 
 def build() -> str:
