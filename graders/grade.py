@@ -350,6 +350,13 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdi
     if letters is None:
         letters, found = extract_choice(response, choices, len(gold_letters))
         how = found.split(":")[0].strip() or "none"
+    if letters is None and not found.startswith("ambiguous"):
+        # a letter alone in the last maths span ("\\[ \\text{(C)} \\]")
+        answer, answer_how = extract_answer(response)
+        if answer is not None and answer_how in ("last-math", "answer-is", "whole"):
+            letters = choice_letters(normalise(answer).text)
+            if letters is not None:
+                how, found = answer_how, f"{answer_how}: {answer!r}"
     if letters is None:
         option_text = gold_option_text(gold)
         if option_text:  # "(C) 40 km" answered "40 km": the option's text instead of its letter
