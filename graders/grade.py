@@ -115,7 +115,7 @@ def infer_kind(gold: str) -> str:
     if words:
         return "text"
     from .numeric import exact_value
-    from .structure import Expr, parse_value
+    from .structure import Expr, Items, parse_value
     try:
         value = parse_value(norm)
     except ParseError:
@@ -235,7 +235,7 @@ def decimal_comma(text: str) -> str | None:
 
 def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdict:
     from .equivalence import compare
-    from .structure import Expr, parse_value
+    from .structure import Expr, Items, parse_value
 
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
@@ -263,7 +263,7 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
         # a sentence instead of a bare answer: fall back to its last number, marked so
         # (a bare formula that fails to parse is not read through its numbers: '2\\ln|x|' is not 2)
         readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math") and looks_like_prose(answer))
-        number = extract_last_number(answer) if readable else None
+        number = prose_numbers(answer, several=isinstance(gold_value, Items) and not gold_value.ordered) if readable else None
         if number is None:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
         answer, how = number, "last-number"
@@ -289,6 +289,24 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
     if how == "last-number":
         reason += " [answer taken from the last number in the response: no marked final answer]"
     return verdict(decision.equal, answer, decision.method, reason, how)
+
+
+PROSE_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:thousand|million|billion|trillion)\b)?"
+NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{PROSE_NUMBER}))+)")
+
+
+def prose_numbers(answer: str, several: bool) -> str | None:
+    """The number a sentence gives: its last number ('2.5 million' as one), or, when the gold
+    has several answers, the last run of numbers joined by and/or/commas ('are 3 and 5')."""
+    if several:
+        runs = list(NUMBER_LIST_RE.finditer(answer))
+        if runs:
+            return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
+    scaled = list(re.finditer(PROSE_NUMBER, answer))
+    if scaled and re.search(r"thousand|million|billion|trillion", scaled[-1].group(0)) and \
+            scaled[-1].group(0) and extract_last_number(answer) == extract_last_number(scaled[-1].group(0)):
+        return scaled[-1].group(0)
+    return extract_last_number(answer)
 
 
 def looks_like_prose(text: str) -> bool:

@@ -47,6 +47,8 @@ TIME_OF_DAY_RE = re.compile(r"^(\d{1,2}):(\d{2})\s*(?:([apAP])\.?\s*[mM]\.?)?$")
 PERCENT_RE = re.compile(r"\s*(?:%|\bpercent(?:age points?)?|\bper cent|\bpct\.?|\bpercentage points?|\bpp)$")
 TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])|(?<![a-zA-Z\\])(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
 APPROX_RE = re.compile(r"\\approx|\\simeq|\\thickapprox")
+SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12}
+SCALE_RE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)", re.I)
 REAL_LINE_RE = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|^\s*(?:\\text\{)?\s*(?:all real numbers|all reals|every real number)\s*\}?\s*$", re.I)
 EMPTY_SET_RE = re.compile(r"\\(?:emptyset|varnothing)(?![a-zA-Z])|^\s*(?:\\text\{)?\s*(?:the )?empty set\s*\}?\s*$|\{\s*\}(?<!\\\{\})", re.I)
 REPEATING_RE = re.compile(r"(-?)(\d*)\.(\d*)\\overline\s*\{(\d{1,20})\}")
@@ -157,6 +159,11 @@ def normalise(answer: str) -> Normalised:
     if SPACE_THOUSANDS_RE.match(text):
         text = text.replace(" ", "")
     text = re.sub(r"\s+", " ", text).strip()
+    scaled = SCALE_RE.fullmatch(text)
+    if scaled:  # 2.5 million
+        from fractions import Fraction
+        value = Fraction(scaled.group(1).replace(",", "")) * SCALES[scaled.group(2).lower()]
+        text = str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
     # mixed numbers: 1\frac{4}{5}, 137 \frac{1}{2}, 1 1/2 (a whole answer only)
     m = MIXED_RE.match(text)
     if m:

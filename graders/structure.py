@@ -101,6 +101,9 @@ def parse_value(text: str) -> Value:
     text = text.strip()
     if len(text) > MAX_TEXT:
         raise TooBig(f"answer longer than {MAX_TEXT} characters")
+    labelled = re.fullmatch(r"([A-Za-z](?:_\{?\w+\}?)?)\s*=\s*(\\begin\{.*)", text, re.S)
+    if labelled:  # v = \begin{pmatrix} ... \end{pmatrix}
+        return Labelled(labelled.group(1), parse_value(labelled.group(2)))
     wrapped = re.fullmatch(r"[\[(]\s*(\\begin\{.*\\end\{[a-zA-Z]+\})\s*[\])]", text, re.S)
     if wrapped:  # \left[\begin{array}...\end{array}\right]
         text = wrapped.group(1)
