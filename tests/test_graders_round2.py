@@ -335,3 +335,37 @@ def test_exam_packs_grade_through_grade_with_kind_choice():
     assert grade_choice(item, "答案：A").equal is False
     assert grade_choice(item, "答案是A或C").equal is None
     assert grade_choice(item, "最后选丙").equal is not True
+
+
+# --- MATH-500 golds in the ways models end their answers -----------------------------------
+
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "math500" / "test.jsonl"
+ENDINGS = [
+    "Some reasoning here with $3+4=7$.\n\nThe answer is ${}$.",
+    "We simplify the expression.\n\\[\n{}\n\\]",
+    "Work.\n\n**Final Answer**\n${}$",
+    "Final Answer: The final answer is ${}$. I hope it is correct.",
+    "After simplifying we obtain ${}$.",
+    "So the result is \\({}\\).",
+]
+
+
+def test_math500_golds_are_read_back_from_every_usual_ending():
+    if not DATA.exists():
+        pytest.skip(f"MATH-500 data absent ({DATA})")
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    misses = []
+    for row in rows:
+        gold = row["answer"]
+        for ending in ENDINGS:
+            if grade(gold, ending.replace("{}", gold)).equal is not True:
+                misses.append((gold, ending[:20]))
+        # the reference solution as the gold, the bare answer as the response
+        if grade(row["solution"], gold).equal is not True:
+            misses.append((gold, "solution as gold"))
+        # the gold escaped as in JSON source
+        if grade(gold.replace("\\", "\\\\"), gold).equal is not True:
+            misses.append((gold, "escaped gold"))
+    assert misses == []
