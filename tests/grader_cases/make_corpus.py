@@ -1529,11 +1529,71 @@ def expression_pairs(rng):
     return out
 
 
+# --- eighth round: word answers and fractions stated in a sentence ---------------------------
+
+WORDS = {
+    "day": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
+    "parity": ["even", "odd"],
+    "shape": ["parabola", "ellipse", "hyperbola", "circle"],
+    "direction": ["north", "south", "east", "west"],
+    "name": ["Priya", "Marcus", "Elena", "Kofi", "Hiroshi"],
+    "answer": ["yes", "no"],
+}
+SENTENCES = {
+    "day": ["The meeting falls on a {w}.", "So the 100th day is a {w}.", "It will be {w}."],
+    "parity": ["The sum is always {w}.", "Therefore the number is {w}.", "So $f$ is {w}."],
+    "shape": ["The graph is a {w}.", "So the curve is an {w}." , "This conic is a {w}."],
+    "direction": ["She ends up facing {w}.", "The final direction is {w}."],
+    "name": ["{w} ran the farthest.", "So the winner is {w}.", "The answer is {w}."],
+    "answer": ["{W}, because the discriminant decides it.", "{W}.", "The answer is {w}."],
+}
+
+
+def word_answer_pairs(rng):
+    out = []
+    for _ in range(60):
+        cat = rng.choice(sorted(WORDS))
+        g = rng.choice(WORDS[cat])
+        equal = rng.random() < 0.55
+        w = g if equal else rng.choice([x for x in WORDS[cat] if x != g])
+        sentence = rng.choice(SENTENCES[cat])
+        if "an {w}" in sentence and w[0] not in "aeiou":
+            sentence = sentence.replace("an {w}", "a {w}")
+        if "a {w}" in sentence and w[0] in "aeiou":
+            sentence = sentence.replace("a {w}", "an {w}")
+        text = sentence.format(w=w, W=w.capitalize())
+        gold = rng.choice([g, f"\\text{{{g}}}", f"\\text{{{g.capitalize()}}}" if cat in ("day", "name") else g])
+        resp = rng.choice([text, f"{reasoning(rng)}\n{text}", f"{reasoning(rng)}\n\n**Answer:** {w}",
+                           f"{reasoning(rng)}\n\n$\\boxed{{\\text{{{w}}}}}$"])
+        out.append(pair("gold_solution" if gold.startswith("\\text") else "last_math_span", gold, resp, equal))
+    return out
+
+
+def prose_fraction_pairs(rng):
+    out = []
+    for _ in range(50):
+        v = Fraction(rng.randint(1, 11), rng.randint(2, 12))
+        if v.denominator == 1:
+            continue
+        equal = rng.random() < 0.55
+        w = v if equal else wrong_number(v, rng)
+        if w <= 0 or w.denominator == 1:
+            continue
+        slash = f"{w.numerator}/{w.denominator}"
+        below_one = [f"The probability is {slash}.", f"She ate {slash} of the pie.", f"That leaves {slash} of the tank full.",
+                     f"所以概率是 {slash}。"]
+        text = rng.choice(below_one if w < 1 else [f"So the ratio is {slash}.", f"The scale factor is {slash}."])
+        gold = rng.choice([frac_tex(v), f"{v.numerator}/{v.denominator}", decimal(v) if terminating(v) else frac_tex(v, "dfrac")])
+        out.append(pair("last_math_span", gold, rng.choice([text, f"{reasoning(rng)}\n{text}"]), equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
-              chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs]
+              chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
+              word_answer_pairs, prose_fraction_pairs]
 
 
 def build() -> str:
