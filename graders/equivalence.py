@@ -276,6 +276,10 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
             ratio = Expr(("div", ("num", Fraction(t.minutes // 60), 0), ("num", Fraction(t.minutes % 60), 0)))  # type: ignore[union-attr]
             d = compare(ratio, answer) if t is gold else compare(gold, ratio)
             return Decision(d.equal, d.method, f"h:mm read as a ratio: {d.reason}")
+    if isinstance(gold, Equation) and isinstance(answer, Expr) and not gold.solved_for and not symbols_of(gold.rhs):
+        # the key "m + n = 17" against the answer 17
+        d = compare(Expr(gold.rhs), answer, gold_percent)
+        return Decision(d.equal, d.method, f"the gold's value after '=': {d.reason}")
     if isinstance(answer, Equation) and isinstance(gold, Expr) and not answer.solved_for:
         # "a + b = 7", "4 \\cdot 3 = 12": a worked line; its value is after the last '='
         d = compare(gold, Expr(answer.rhs), gold_percent)

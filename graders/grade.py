@@ -345,9 +345,12 @@ def gold_in_sentence(gold: str, answer: str) -> str | None:
         return None
     last = normalise_text(sentences[-1])
     g = normalise_text(gold)
-    if not g or len(last.split()) > 14 or NEGATION_RE.search(last) or re.search(r"\b(?:or|either|maybe|perhaps)\b", last):
+    if not g or len(last.split()) > 14 or re.search(r"\b(?:or|either|maybe|perhaps)\b", last):
         return None
-    if re.search(r"\b(?:is|are|was|were|be|answer|called|named)\s+" + re.escape(g) + "$", last):
+    if NEGATION_RE.search(last) and not NEGATION_RE.search(g):
+        return None
+    lead = r"\b" if len(g.split()) >= 2 else r"\b(?:is|are|was|were|be|answer|called|named)\s+"
+    if re.search(lead + re.escape(g) + "$", last):
         return f"the answer's last sentence ends by stating the gold {gold!r}"
     return None
 

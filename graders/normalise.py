@@ -90,6 +90,9 @@ def normalise(answer: str) -> Normalised:
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
     text = re.sub(r"(\d),\s*\\!\s*(?=\d)", r"\1,", text)  # 10,\!080 and 11,\! 111
     text = text.replace("\\!", "")
+    quad_parts = re.split(r"\\q?quad\b", text)
+    if len(quad_parts) > 1 and sum("=" in part for part in quad_parts) >= 2:  # x = 2 \quad x = 3
+        text = ", ".join(part.strip().strip(",") for part in quad_parts if part.strip().strip(","))
     text = SPACING_RE.sub(" ", text)
     text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
     text = REAL_LINE_RE.sub(r"(-\\infty, \\infty)", text)

@@ -247,7 +247,29 @@ CASES_4 = [
  ("E", "The answer is $\\boxed{\\textbf{(E)}\\ 12}$", E),
 ]
 
-ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4
+CASES_5 = [
+ ("2, 3", "x=2 \\quad x=3", E), ("2, 3", "x_1 = 2, \\quad x_2 = 3", E), ("2, 3", "x = 2 \\text{ and } x = 3", E),
+ ("\\sqrt{2}", "√2", E), ("\\frac{\\pi}{2}", "π/2", E), ("2\\pi", "2π", E), ("x^2", "x²", E),
+ ("\\text{DNE}", "does not exist", E), ("\\text{DNE}", "The limit does not exist.", E),
+ ("1 + i\\sqrt{3}", "2e^{i\\pi/3}", E), ("(1,2,3)", "\\langle 1,2,3 \\rangle", E), ("(1,2)", "\\vec{v} = (1,2)", E),
+ ("y = \\frac{3}{4}x - 2", "3x - 4y = 8", E), ("x^2 - 5x + 6", "(x-2)(x-3)", E),
+ ("\\begin{pmatrix} 1 & 2 \\end{pmatrix}", "(1, 2)", E), ("\\frac{1}{2}", "0.50", E),
+ ("101_2", "101_{2}", E), ("\\frac1{72}", "\\frac{1}{72}", E), ("\\frac{1}2", "0.5", E),
+ ("\\{1,2\\}", "\\left\\{1,2\\right\\}", E), ("5", "\\text{5 inches}", E),
+ ("5", "The answer is 5 or 6", N), ("5", "5 or 6", N),
+ ("\\frac{7}{3}", "2\\frac13", E), ("\\frac{7}{3}", "2 \\frac{1}{3}", E), ("\\frac{7}{3}", "2 1/3", E),
+ ("-\\infty", "-∞", E), ("(-∞, 3]", "(-\\infty, 3]", E),
+ ("\\frac{3}{2}", "\\frac{3}{2}\\text{.}", E), ("0.6", "3/5", E), ("60\\%", "3/5", E), ("\\frac{3}{5}", "60\\%", N),
+ ("12", "12 \\, \\text{cm}", E), ("12", "$12$ cm", E), ("12", "12cm", E),
+ ("1.2 \\times 10^5", "120000", E), ("1.2 \\times 10^5", "120,000", E), ("1.2 \\times 10^{5}", "1.2e5", E),
+ ("k = 3", "The value of $k$ is $3$.", E), ("k=3", "So $k = 3$.", E),
+ ("m + n = 17", "17", E), ("17", "$m+n = 17$", E),
+ ("(a, b) = (2, -1)", "a=2, b=-1", E), ("(a, b) = (2, -1)", "b=2, a=-1", N),
+ ("4 \\sqrt{2}", "4\\sqrt2 \\text{ units}", E),
+ ("\\$ 2.50", "\\$2.5", E), ("2.50", "$\\$2.50$ per pound", E),
+]
+
+ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5
 
 
 
