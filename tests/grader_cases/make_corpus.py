@@ -1588,12 +1588,74 @@ def prose_fraction_pairs(rng):
     return out
 
 
+# --- ninth round: maths written without LaTeX ------------------------------------------------
+
+def plain_text_maths_pairs(rng):
+    """Maths written by a model without LaTeX: sqrt(2), √3/2, π/4, 3pi, x^2 + 1, negative and
+    decimal numbers in a sentence, a display on its own lines after 'Final answer:'."""
+    out = []
+    for _ in range(140):
+        kind = rng.randrange(6)
+        equal = rng.random() < 0.55
+        if kind == 0:  # square roots in plain text or unicode
+            k, n = rng.randint(1, 6), rng.choice([2, 3, 5, 6, 7])
+            gold = f"{k}\\sqrt{{{n}}}" if k > 1 else f"\\sqrt{{{n}}}"
+            kk, nn = (k, n) if equal else rng.choice([(k + 1, n), (k, n + 1)])
+            pre = "" if kk == 1 else str(kk)
+            text = rng.choice([f"{pre}sqrt({nn})" if kk == 1 else f"{kk}*sqrt({nn})", f"{pre}√{nn}", f"{pre}\u221a({nn})"])
+            resp = rng.choice([f"The side length is {text}.", f"{reasoning(rng)}\nSo the distance is {text} units.", f"Answer: {text}"])
+        elif kind == 1:  # pi in plain text
+            k, q = rng.randint(1, 9), rng.choice([1, 2, 3, 4, 6])
+            if q > 1 and (k % q == 0 or q % k == 0 and k > 1 or (k % 2 == 0 and q % 2 == 0) or (k % 3 == 0 and q % 3 == 0)):
+                continue  # keys write pi fractions in lowest terms
+            gold = (f"\\frac{{{k}\\pi}}{{{q}}}" if k > 1 else f"\\frac{{\\pi}}{{{q}}}") if q > 1 else (f"{k}\\pi" if k > 1 else "\\pi")
+            kk, qq = (k, q) if equal else rng.choice([(k + 1, q), (k, q + 1)])
+            sym = rng.choice(["pi", "π"])
+            num = sym if kk == 1 else f"{kk}{sym}"
+            text = num if qq == 1 else f"{num}/{qq}"
+            resp = rng.choice([f"The angle is {text} radians.", f"{reasoning(rng)}\nThe area is {text}.", f"Answer: {text}"])
+        elif kind == 2:  # polynomial without dollars
+            a, b = rng.randint(2, 9), rng.randint(1, 12)
+            gold = f"x^2 + {a}x + {b}" if rng.random() < 0.5 else f"{a}x + {b}"
+            g_is_quad = gold.startswith("x^2")
+            aa, bb = (a, b) if equal else rng.choice([(a + 1, b), (a, b + 1), (a, -b)])
+            sign = "-" if bb < 0 else "+"
+            expr = (f"x^2 + {aa}x {sign} {abs(bb)}" if g_is_quad else f"{aa}x {sign} {abs(bb)}")
+            resp = rng.choice([f"The answer is {expr}.", f"{reasoning(rng)}\nSo f(x) = {expr}.", f"Simplifying gives {expr}"])
+        elif kind == 3:  # negative numbers in a sentence
+            v = -rng.randint(1, 40)
+            w = v if equal else rng.choice([-v, v - 1, v + 1])
+            s = str(w).replace("-", rng.choice(["-", "\u2212"]))
+            gold = str(v)
+            resp = rng.choice([f"The temperature drops to {s} degrees.", f"{reasoning(rng)}\nThe change in height is {s} m.",
+                               f"So the minimum value is {s}."])
+        elif kind == 4:  # decimals in a sentence
+            v = Fraction(rng.randint(11, 999), rng.choice([2, 4, 10, 100]))
+            w = v if equal else wrong_number(v, rng)
+            if w <= 0 or not terminating(w):
+                continue
+            gold = decimal(v) if rng.random() < 0.6 else canonical(v)
+            d = decimal(w)
+            if "." in d and len(d.split(".")[1]) == 1 and rng.random() < 0.4:
+                d += "0"
+            resp = rng.choice([f"Each ticket costs {d} dollars.", f"{reasoning(rng)}\nThe mean is {d}.", f"The average speed is {d} km/h."])
+        else:  # display on its own lines after a heading
+            v = Fraction(rng.randint(-20, 60), rng.choice([1, 1, 2, 3]))
+            w = v if equal else wrong_number(v, rng)
+            gold = canonical(v)
+            resp = rng.choice([f"{reasoning(rng)}\n\nFinal answer:\n$$x = {tex_number(w, rng)}$$",
+                               f"{reasoning(rng)}\n\n**Final answer**\n\\[\nx = {tex_number(w, rng)}\n\\]",
+                               f"{reasoning(rng)}\n\nFinal Answer\n{tex_number(w, rng)}"])
+        out.append(pair("last_math_span", gold, resp, equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
-              word_answer_pairs, prose_fraction_pairs]
+              word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs]
 
 
 def build() -> str:
