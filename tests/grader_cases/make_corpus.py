@@ -1650,12 +1650,46 @@ def plain_text_maths_pairs(rng):
     return out
 
 
+# --- tenth round: a check or a reason after the answer --------------------------------------
+
+def verified_answer_pairs(rng):
+    """The answer, then a check or a reason with other numbers after it."""
+    out = []
+    for _ in range(80):
+        x, k, c = rng.randint(1, 15), rng.randint(2, 9), rng.randint(1, 20)
+        rhs = k * x + c
+        equal = rng.random() < 0.55
+        w = x if equal else rng.choice([x + 1, x - 1 if x > 1 else x + 2, -x])
+        style = rng.randrange(4)
+        if style == 0:
+            resp = f"{reasoning(rng)}\nThus $x = {w}$. Let's verify: ${k}({w}) + {c} = {k * w + c}$."
+        elif style == 1:
+            resp = f"{reasoning(rng)}\nSo $x = {w}$.\n\nCheck: substituting gives ${k * w} + {c} = {k * w + c}$ ✓"
+        elif style == 2:
+            resp = f"The answer is {w} because {k} × {w} + {c} = {k * w + c}."
+        else:
+            resp = f"The answer is {w}, since ${k}x + {c} = {rhs}$ gives $x = {w}$ and ${w} < {rhs}$."
+            if w != x:
+                resp = f"The answer is {w}, since it is the only value below ${rhs}$ that I found."
+        out.append(pair("answer_first", str(x), resp, equal))
+    for _ in range(40):
+        _, options = rng.choice(QUESTIONS)
+        gi = rng.randrange(4)
+        gold = rng.choice(["ABCD"[gi], f"({'ABCD'[gi]}) {options[gi]}"])
+        equal = rng.random() < 0.5
+        ci = gi if equal else rng.choice([i for i in range(4) if i != gi])
+        cl, ct = "ABCD"[ci], options[ci]
+        ans = rng.choice([f"\\boxed{{{cl}: {ct}}}", f"\\boxed{{({cl})\\ {ct}}}", f"\\boxed{{\\text{{{cl}. {ct}}}}}"])
+        out.append(pair("choice_text", gold, f"{reasoning(rng)}\n\nThe answer is ${ans}$.", equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
-              word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs]
+              word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs]
 
 
 def build() -> str:
