@@ -1684,12 +1684,60 @@ def verified_answer_pairs(rng):
     return out
 
 
+# --- eleventh round: unicode digits, fractions and powers; words inside the box ---------------
+
+FULL = str.maketrans("0123456789.-", "０１２３４５６７８９．－")
+VULGAR = {Fraction(1, 2): "½", Fraction(1, 4): "¼", Fraction(3, 4): "¾", Fraction(1, 3): "⅓", Fraction(2, 3): "⅔",
+          Fraction(1, 8): "⅛", Fraction(3, 8): "⅜", Fraction(5, 8): "⅝", Fraction(7, 8): "⅞"}
+SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def unicode_and_box_text_pairs(rng):
+    out = []
+    for _ in range(150):
+        kind = rng.randrange(4)
+        equal = rng.random() < 0.55
+        if kind == 0:  # words or punctuation inside the box
+            v = Fraction(rng.randint(1, 300))
+            w = v if equal else wrong_number(v, rng)
+            noun = rng.choice(["apples", "cm", "students", "ways", "days"])
+            box = rng.choice([f"{w}.", f"{w} \\text{{ {noun}}}", f"\\text{{{w} {noun}}}", f"{w} \\text{{(approximately)}}" if False else f"{w}\\ \\text{{{noun}}}"])
+            out.append(pair("numbers", str(v), f"{reasoning(rng)}\n\nThe answer is $\\boxed{{{box}}}$", equal))
+        elif kind == 1:  # full-width digits in a Chinese answer
+            v = Fraction(rng.randint(-50, 500))
+            w = v if equal else wrong_number(v, rng)
+            fw = str(w).translate(FULL)
+            resp = rng.choice([f"{reasoning_zh(rng)}\n答案是{fw}", f"{reasoning_zh(rng)}\n答：共{fw}个。", f"答案：{fw}"])
+            out.append(pair("numbers", str(v), resp, equal))
+        elif kind == 2:  # vulgar fraction characters, alone or as a mixed number
+            f = rng.choice(sorted(VULGAR))
+            whole = rng.choice([0, 0, 1, 2, 3, 5])
+            v = whole + f
+            g = rng.choice([g for g in sorted(VULGAR) if g != f])
+            w = v if equal else (whole + g)
+            text = (str(whole) if whole else "") + VULGAR[w - whole if equal else g]
+            if whole and rng.random() < 0.5:
+                text = f"{whole} {VULGAR[w - whole]}"
+            resp = rng.choice([f"The answer is {text}.", f"{reasoning(rng)}\nShe needs {text} cups of flour.", f"Answer: {text}"])
+            out.append(pair("mixed_numbers", canonical(v) if rng.random() < 0.7 else tex_number(v, rng), resp, equal))
+        else:  # superscript powers
+            a, b = rng.randint(2, 9), rng.randint(1, 9)
+            n = rng.choice([2, 3])
+            gold = f"x^{n} + {a}x + {b}"
+            aa, nn = (a, n) if equal else rng.choice([(a + 1, n), (a, 5 - n)])
+            text = f"x{str(nn).translate(SUP)} + {aa}x + {b}"
+            resp = rng.choice([f"The answer is {text}.", f"{reasoning(rng)}\nSo p(x) = {text}", f"Answer: {text}"])
+            out.append(pair("notation", gold, resp, equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
-              word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs]
+              word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs,
+              unicode_and_box_text_pairs]
 
 
 def build() -> str:
