@@ -1731,13 +1731,34 @@ def unicode_and_box_text_pairs(rng):
     return out
 
 
+# --- twelfth round: roots listed in plain words ----------------------------------------------
+
+def plain_roots_pairs(rng):
+    """Several roots listed in plain words, without LaTeX."""
+    out = []
+    for _ in range(70):
+        a, b = rng.sample([k for k in range(-9, 10) if k], 2)
+        gold = rng.choice([f"{a}, {b}", f"\\{{{a}, {b}\\}}", f"x = {a} \\text{{ or }} x = {b}", f"{a} \\text{{ and }} {b}"])
+        equal = rng.random() < 0.55
+        x, y = (a, b) if rng.random() < 0.5 else (b, a)
+        if not equal:
+            x, y = rng.choice([(-x, -y), (x, rng.choice([k for k in range(-10, 11) if k not in (a, b)]))])
+            if {x, y} == {a, b}:
+                continue
+        resp = rng.choice([f"The solutions are x = {x} or x = {y}.", f"Roots: {x} and {y}", f"x = {x} and x = {y} both work.",
+                           f"{reasoning(rng)}\nSo x is {x} or {y}.", f"The two roots are {x} and {y}.",
+                           f"{reasoning_zh(rng)}\n所以方程的解为 x={x} 或 x={y}。", f"Answer: x = {x}, x = {y}"])
+        out.append(pair("sets", gold, resp, equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
               word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs,
-              unicode_and_box_text_pairs]
+              unicode_and_box_text_pairs, plain_roots_pairs]
 
 
 def build() -> str:
