@@ -1752,13 +1752,41 @@ def plain_roots_pairs(rng):
     return out
 
 
+# --- thirteenth round: answers in markdown, code fences, <answer> tags, JSON, tables ---------
+
+def markup_answer_pairs(rng):
+    """Answers wrapped in markdown, code fences, XML-like tags or JSON."""
+    out = []
+    for _ in range(120):
+        v = Fraction(rng.randint(-30, 400), rng.choice([1, 1, 1, 2, 4, 5]))
+        equal = rng.random() < 0.55
+        w = v if equal else wrong_number(v, rng)
+        t = tex_number(w, rng)
+        plain = str(w.numerator) if w.denominator == 1 else f"{w.numerator}/{w.denominator}"
+        r = reasoning(rng)
+        resp = rng.choice([
+            f"{r}\n\nThe answer is **{plain}**.",
+            f"{r}\n\n*Answer*: {plain}",
+            f"{r}\n\n```\n{plain}\n```",
+            f"<think>\n{r}\n</think>\n<answer>{plain}</answer>",
+            f"<think>\n{r}\n</think>\n<answer>\n$\\boxed{{{t}}}$\n</answer>",
+            f"{r}\n\n<answer>{t}</answer>",
+            f'{{"reasoning": "short", "answer": "{plain}"}}',
+            f"{r}\n\n```json\n{{\"answer\": {json.dumps(plain) if '/' in plain else plain}}}\n```",
+            f"{r}\n\n> **Final answer:** ${t}$",
+            f"{r}\n\n| quantity | value |\n|---|---|\n| answer | {plain} |",
+        ])
+        out.append(pair("last_math_span", canonical(v), resp, equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
               word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs,
-              unicode_and_box_text_pairs, plain_roots_pairs]
+              unicode_and_box_text_pairs, plain_roots_pairs, markup_answer_pairs]
 
 
 def build() -> str:
