@@ -1780,13 +1780,61 @@ def markup_answer_pairs(rng):
     return out
 
 
+# --- fourteenth round: scale words, plain scientific notation, a**b, ∞ and ∅ -----------------
+
+def plain_notation_pairs(rng):
+    """Scale words, scientific notation and powers typed in plain text, unicode intervals/sets."""
+    out = []
+    for _ in range(120):
+        kind = rng.randrange(5)
+        equal = rng.random() < 0.55
+        if kind == 0:  # million / billion / thousand
+            scale, word = rng.choice([(10 ** 3, "thousand"), (10 ** 6, "million"), (10 ** 9, "billion")])
+            m = Fraction(rng.randint(11, 99), 10)
+            v = m * scale
+            w = v if equal else rng.choice([m * scale * 10, m * scale / 1000, (m + 1) * scale])
+            shown = decimal(w / scale)
+            gold = decimal(v)
+            resp = rng.choice([f"The city has about {shown} {word} people.", f"Revenue reached {shown} {word} dollars.",
+                               f"The answer is {shown} {word}."])
+            if not equal and w / scale == m:
+                continue
+        elif kind == 1:  # scientific notation in plain text
+            m, e = Fraction(rng.randint(11, 99), 10), rng.randint(3, 9)
+            v = m * 10 ** e
+            ee = e if equal else rng.choice([e + 1, e - 1])
+            gold = rng.choice([decimal(v), f"{decimal(m)} \\times 10^{{{e}}}"])
+            shown = rng.choice([f"{decimal(m)} × 10^{ee}", f"{decimal(m)}x10^{ee}", f"{decimal(m)}*10^{ee}", f"{decimal(m)} × 10{str(ee).translate(str.maketrans('0123456789', '⁰¹²³⁴⁵⁶⁷⁸⁹'))}"])
+            resp = rng.choice([f"The answer is {shown}.", f"{reasoning(rng)}\nSo N = {shown}.", f"Answer: {shown}"])
+        elif kind == 2:  # Python-style powers
+            b, n = rng.choice([2, 3, 5, 10]), rng.randint(2, 10)
+            v = b ** n
+            nn = n if equal else n + 1
+            gold = str(v)
+            resp = rng.choice([f"The answer is {b}**{nn}.", f"{reasoning(rng)}\nresult = {b}**{nn}", f"Answer: {b}**{nn} = {b ** nn}"])
+        elif kind == 3:  # unicode infinity and membership
+            a = rng.randint(-9, 9)
+            closed = rng.random() < 0.5
+            gold = interval(a, None, closed, False)
+            c2 = closed if equal else not closed
+            left = "[" if c2 else "("
+            resp = rng.choice([f"The solution set is {left}{a}, ∞).", f"x ∈ {left}{a}, +∞)", f"Answer: {left}{a}, ∞)"])
+        else:  # unicode empty set
+            gold = rng.choice(["\\emptyset", "\\varnothing", "\\{\\}"])
+            resp = rng.choice(["The solution set is ∅.", "Answer: ∅", "So there is no solution: ∅"]) if equal else \
+                rng.choice(["The solution set is {0}.", "Answer: {∅}", "So the solution is x = 0."])
+        out.append(pair("notation", gold, resp, equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
               amc_choice_pairs, unit_box_pairs, inequality_pairs, root_form_pairs, gsm8k_prose_pairs,
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
               word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs,
-              unicode_and_box_text_pairs, plain_roots_pairs, markup_answer_pairs]
+              unicode_and_box_text_pairs, plain_roots_pairs, markup_answer_pairs,
+              plain_notation_pairs]
 
 
 def build() -> str:
