@@ -1827,6 +1827,78 @@ def plain_notation_pairs(rng):
     return out
 
 
+# --- fifteenth round: matrices, linear equations and circles written another way -------------
+
+def entry(v: Fraction, rng) -> str:
+    if v.denominator == 1:
+        return str(v.numerator)
+    if terminating(v) and rng.random() < 0.4:
+        return decimal(v)
+    return rng.choice([canonical(v), f"{v.numerator}/{v.denominator}"])
+
+
+def matrix_tex(rows, env, rng):
+    body = " \\\\ ".join(" & ".join(entry(x, rng) for x in row) for row in rows)
+    if env == "array":
+        return f"\\left[\\begin{{array}}{{{'c' * len(rows[0])}}} {body} \\end{{array}}\\right]"
+    return f"\\begin{{{env}}} {body} \\end{{{env}}}"
+
+
+def matrix_equation_pairs(rng):
+    out = []
+    for _ in range(70):
+        r, c = rng.choice([(2, 2), (2, 1), (3, 1), (2, 3)])
+        rows = [[Fraction(rng.randint(-9, 9), rng.choice([1, 1, 1, 2, 4])) for _ in range(c)] for _ in range(r)]
+        equal = rng.random() < 0.55
+        other = [row[:] for row in rows]
+        if not equal:
+            i, j = rng.randrange(r), rng.randrange(c)
+            mistake = rng.randrange(2)
+            if mistake == 0 or r * c == 1:
+                other[i][j] = -other[i][j] if other[i][j] else Fraction(1)
+            else:  # two entries swapped
+                flat = [x for row in other for x in row]
+                a, b = rng.sample(range(len(flat)), 2)
+                if flat[a] == flat[b]:
+                    continue
+                flat[a], flat[b] = flat[b], flat[a]
+                other = [flat[k * c:(k + 1) * c] for k in range(r)]
+            if other == rows:
+                continue
+        gold = matrix_tex(rows, rng.choice(["pmatrix", "bmatrix"]), rng)
+        ans = matrix_tex(other, rng.choice(["pmatrix", "bmatrix", "array"]), rng)
+        out.append(pair("notation", gold, respond(ans, rng, rng.choice(["boxed_final", "qwen", "bare", "heading"])), equal))
+    for _ in range(60):
+        a, b, c = rng.choice([1, 2, 3, 4]), rng.choice([1, 2, 3, 5]), rng.randint(1, 12)
+        gold = f"{a}x + {b}y = {c}"
+        equal = rng.random() < 0.55
+        if equal:
+            k = rng.choice([1, 2, -1])
+            ans = rng.choice([f"{b}y + {a}x = {c}", f"{k * a}x + {k * b}y - {k * c} = 0" if k > 0 else f"-{a}x - {b}y + {c} = 0",
+                              f"{c} = {a}x + {b}y"])
+        else:
+            ans = rng.choice([f"{b}x + {a}y = {c}" if a != b else f"{a}x + {b}y = {c + 1}", f"{a}x - {b}y = {c}", f"{a}x + {b}y = {-c}"])
+        gold, ans = (re.sub(r"(?<![\d.])1([xy])", r"\1", t) for t in (gold, ans))  # x, not 1x
+        out.append(pair("notation", gold, respond(ans, rng, rng.choice(["boxed_final", "bare", "sentence"])), equal))
+    for _ in range(40):
+        h, k, r = rng.randint(-5, 5), rng.randint(-5, 5), rng.randint(1, 6)
+        def sq(var, t):
+            return f"{var}^2" if t == 0 else f"({var} {'-' if t > 0 else '+'} {abs(t)})^2"
+        gold = f"{sq('x', h)} + {sq('y', k)} = {r * r}"
+        equal = rng.random() < 0.55
+        D, E, F = -2 * h, -2 * k, h * h + k * k - r * r
+        if not equal:
+            F += rng.choice([1, -1, 2 * r * r])
+        terms = "x^2 + y^2"
+        for coef, var in ((D, "x"), (E, "y")):
+            if coef:
+                terms += f" {'+' if coef > 0 else '-'} {abs(coef)}{var}"
+        if F:
+            terms += f" {'+' if F > 0 else '-'} {abs(F)}"
+        out.append(pair("notation", gold, respond(f"{terms} = 0", rng, rng.choice(["boxed_final", "bare", "qwen"])), equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
@@ -1834,7 +1906,7 @@ GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
               word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs,
               unicode_and_box_text_pairs, plain_roots_pairs, markup_answer_pairs,
-              plain_notation_pairs]
+              plain_notation_pairs, matrix_equation_pairs]
 
 
 def build() -> str:
