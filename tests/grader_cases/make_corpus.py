@@ -1899,6 +1899,36 @@ def matrix_equation_pairs(rng):
     return out
 
 
+# --- seventeenth round: MGSM-style answers in other languages --------------------------------
+
+PHRASES = [  # (language, reasoning line, answer template)
+    ("fr", "Calculons étape par étape : {a} + {b} = {c}.", "La réponse est {n}."),
+    ("es", "Calculemos paso a paso: {a} + {b} = {c}.", "La respuesta es {n}."),
+    ("de", "Schritt für Schritt: {a} + {b} = {c}.", "Die Antwort ist {n}."),
+    ("pt", "Vamos calcular: {a} + {b} = {c}.", "A resposta é {n}."),
+    ("it", "Calcoliamo: {a} + {b} = {c}.", "La risposta è {n}."),
+    ("ja", "順番に計算します：{a} + {b} = {c}。", "答えは{n}です。"),
+    ("ru", "Посчитаем: {a} + {b} = {c}.", "Ответ: {n}."),
+    ("sw", "Tuhesabu: {a} + {b} = {c}.", "Jibu ni {n}."),
+    ("bn", "ধাপে ধাপে: {a} + {b} = {c}।", "উত্তর: {n}"),
+    ("zh", "一步一步算：{a} + {b} = {c}。", "答案是 {n}。"),
+]
+
+
+def multilingual_pairs(rng):
+    """MGSM-style answers in other languages, with an intermediate sum in the reasoning."""
+    out = []
+    for _ in range(100):
+        lang, line, ans = rng.choice(PHRASES)
+        n = rng.randint(2, 500)
+        equal = rng.random() < 0.55
+        w = n if equal else rng.choice([n + 1, n - 1, 2 * n, n + 10])
+        a, b = rng.randint(2, 99), rng.randint(2, 99)
+        resp = line.format(a=a, b=b, c=a + b) + "\n" + ans.format(n=w)
+        out.append(pair("last_math_span", str(n), resp, equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
@@ -1906,7 +1936,7 @@ GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
               word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs,
               unicode_and_box_text_pairs, plain_roots_pairs, markup_answer_pairs,
-              plain_notation_pairs, matrix_equation_pairs]
+              plain_notation_pairs, matrix_equation_pairs, multilingual_pairs]
 
 
 def build() -> str:
