@@ -1929,6 +1929,35 @@ def multilingual_pairs(rng):
     return out
 
 
+# --- nineteenth round: AGIEval's other MATH reference solutions as golds ----------------------
+
+def agieval_math_solution_pairs(rng):
+    """AGIEval's MATH problems outside MATH-500: reference solutions as golds."""
+    math500 = {r["problem"] for r in read_jsonl(data_dir() / "math500" / "test.jsonl")}
+    rows = [r for r in read_jsonl(data_dir() / "agieval" / "math.jsonl")
+            if r["question"] not in math500 and r.get("other") and r["other"].get("solution")]
+    out = []
+    for item in rng.sample(rows, min(250, len(rows))):
+        solution, answer = item["other"]["solution"], item["answer"]
+        found = boxes(solution)
+        if not found or len(set(found)) != 1 or found[-1] != answer:
+            continue
+        equal = rng.random() < 0.55
+        simple = simple_value(answer)
+        if simple is not None:
+            v, prefix, unit = simple
+            value = v if equal else wrong_number(v, rng)
+            written = tex_number(value, rng)
+        elif answer in TEXT_SWAP:
+            continue
+        else:
+            written = cosmetic(answer, rng) if equal else mutate_answer(answer, rng)
+            if written is None:
+                continue
+        out.append(pair("gold_solution", solution, respond(written, rng), equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
@@ -1936,7 +1965,8 @@ GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_
               chinese_pairs, set_notation_pairs, answer_first_pairs, wrapped_gold_pairs, expression_pairs,
               word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs,
               unicode_and_box_text_pairs, plain_roots_pairs, markup_answer_pairs,
-              plain_notation_pairs, matrix_equation_pairs, multilingual_pairs]
+              plain_notation_pairs, matrix_equation_pairs, multilingual_pairs,
+              agieval_math_solution_pairs]
 
 
 def build() -> str:
