@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from .normalise import vulgar_fractions
+
 MAX_SCAN = 20_000      # characters from the end of a response that are searched
 MAX_WHOLE = 80         # a one-line response up to this long may be the bare answer
 BOX_COMMANDS = ("\\boxed", "\\fbox")
@@ -57,6 +59,10 @@ def _box_at(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
+ANSWER_TAG_RE = re.compile(r"<answer>(.{0,2000}?)</answer>", re.S | re.I)
+TABLE_ANSWER_RE = re.compile(r"^\s*\|\s*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*\|\s*([^|\n]+?)\s*\|\s*$", re.I | re.M)
+
+
 def find_boxed(text: str) -> str | None:
     """Contents of the last complete \\boxed{...} / \\fbox{...}, nested braces allowed."""
     boxes = find_all_boxed(text, limit=1)
@@ -86,10 +92,13 @@ def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
 def clean_tail(answer: str) -> str:
     """Trim the sentence after an answer: 'is 5. Then ...' -> '5'; keep $...$ contents."""
     answer = answer.strip()
+    # "9 because 8 x 9 + 19 = 91", "14, since $6x + 19 = 103$ ...": the reason is not the answer
+    answer = re.split(r",?\s+(?:because|since|as shown|as we|which|where|given that|when we|so that)\b", answer, maxsplit=1)[0]
     quoted = re.match(r'^"((?:[^"\\]|\\.)*)"', answer)  # "answer": "\\frac{1}{4}" (JSON)
     if quoted:
         answer = quoted.group(1).strip()
-    math = re.match(r"^\$\$?([^$]+)\$\$?", answer) or re.match(r"^\\\((.+?)\\\)", answer) or re.match(r"^\\\[(.+?)\\\]", answer)
+    math = (re.match(r"^\$\$?([^$]+)\$\$?", answer) or re.match(r"^\\\((.{1,2000}?)\\\)", answer, re.S)
+            or re.match(r"^\\\[(.{1,2000}?)\\\]", answer, re.S))
     if math:
         rest = answer[math.end():]
         joined = math_run(answer, 0) if re.match(CONNECTOR_RE, rest) else None
@@ -131,12 +140,31 @@ def math_run(text: str, start: int) -> str | None:
     return ", ".join(parts) if parts else None
 
 
+VERIFY_RE = re.compile(r"(?:^|\n|[.!]\s+)\s*(?:[*#>\s]*)(?:check(?:ing)?|verif(?:y|ication)|let'?s (?:verify|check|double-check)|"
+                       r"to (?:check|verify)|we can (?:check|verify)|sanity check|double-check(?:ing)?)\b", re.I)
+
+
+def before_verification(text: str) -> str:
+    """The text before a closing check ('So $x = 10$. Check: $40 + 12 = 52$ ✓'), when the
+    answer stands before it."""
+    matches = list(VERIFY_RE.finditer(text))
+    if not matches or len(text) - matches[-1].start() > 600:
+        return text
+    before = text[: matches[-1].start() + 1]
+    spans = list(MATH_SPAN_RE.finditer(before))
+    # the sentence right before the check states a value: "So $x = 10$." / "Thus $x = 5$."
+    if spans and len(before) - spans[-1].end() < 8 and re.match(r"[a-zA-Z](?:_\{?\w+\}?)?\s*=", span_text(spans[-1])):
+        return before
+    return text
+
+
 def last_math(text: str) -> str | None:
     """The last maths span of the final sentence, with the spans joined to it by 'and'/'or'.
 
     Not used when a later sentence has a number of its own: 'We get $3+4=7$ apples. She
     gives 2 away, leaving 5.' is read through its last number.
     """
+    text = before_verification(text)
     spans = list(MATH_SPAN_RE.finditer(text))
     if not spans:
         return None
@@ -174,7 +202,14 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     if response is None:
         return None, "none"
     # an escaped dollar (\\$36) is money, not a maths delimiter: full-width here, '$' again after NFKC
-    text = response[-MAX_SCAN:].replace("\\$", "\uff04")
+    text = vulgar_fractions(response[-MAX_SCAN:].replace("\\$", "\uff04"))
+    tagged = _last_match_obj(ANSWER_TAG_RE, text)
+    if tagged is not None and tagged.group(1).strip():  # <answer>351/2</answer>
+        inner = tagged.group(1).strip()
+        return (find_boxed(inner) or clean_tail(inner)), "answer-tag"
+    row = _last_match_obj(TABLE_ANSWER_RE, text)
+    if row is not None and row.start() > len(text) - 300:  # | answer | -11 |
+        return row.group(1).strip(), "answer-is"
     boxes = find_all_boxed(text)
     final = _last_match_obj(FINAL_ANSWER_RE, text) or _last_match_obj(ANSWER_IS_RE, text)
     if boxes and not (final is not None and final.start() > boxes[-1][1] and clean_tail(final.group(1))
@@ -187,7 +222,10 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
         percent = "%" if re.match(r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b)", after) else ""
         return boxes[-1][2] + percent, "boxed"
     if final is not None and final.group(1).strip():
-        return clean_tail(final.group(1).strip()), "answer-is"
+        tail = final.group(1).strip()
+        if re.fullmatch(r"\$\$?|\\\[|\\\(|\*+", tail):  # "**Final answer**\n\\[\n x = 5 \n\\]"
+            tail = text[final.start(1): final.start(1) + 2000].strip().lstrip("*").strip()
+        return clean_tail(tail), "answer-is"
     for pattern in ZH_ANSWER_RES:
         found = _last_match(pattern, text)
         if found:
@@ -202,6 +240,9 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     math = last_math(text)
     if math:
         return math, "last-math"
+    plain = last_sentence_math(text)
+    if plain and not re.fullmatch(r"[-−]?[\d,]*\.?\d+\s*%?", plain):  # a plain number: last-number below
+        return plain, "last-sentence"
     if stripped and len(stripped) <= MAX_WHOLE and "\n" not in stripped:
         return stripped, "whole"
     number = extract_last_number(text)
@@ -267,7 +308,74 @@ def extract_gsm8k_strict(text: str) -> str | None:
     return None
 
 
+FULL_WIDTH_DIGITS = {**{0xFF10 + d: ord("0") + d for d in range(10)}, 0xFF0D: ord("-"), 0xFF0E: ord(".")}
 SPACED_THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d,]|\.\d)")
+
+
+MATH_WORD_NAMES = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "infinity", "inf"}
+# one whitespace-separated word that is maths: digits, operators, a function call, 2x, x^2, \frac..
+MATH_CHUNK_RE = re.compile(r"[\d+\-−*/^=<>()\[\]{}|√π∞∅²³±·×÷≤≥_'!%$\\.,:]|^[A-Za-z]$")
+CONNECTOR_WORDS = {"and", "or", ","}
+
+
+def _is_math_word(word: str, prev: str, nxt: str) -> bool:
+    bare = word.strip(".,;:!?")
+    if not bare or bare == "|" or re.fullmatch(r"[a-zA-Z]\.[a-zA-Z]\.?", bare) or re.search(r"[\u3000-\u9fff]", bare):
+        return False
+    if re.fullmatch(r"[A-Za-z]", bare):  # a lone letter is a variable, except the articles a/A/I
+        if bare in ("a", "A", "I"):
+            return bool(re.match(r"[=+\-*/^<>]", nxt) or re.search(r"[=+\-*/^<>]$", prev))
+        return True
+    letters = re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[A-Za-z]+", "", bare))
+    if any(w.lower() not in MATH_WORD_NAMES for w in letters):
+        return False
+    return bool(MATH_CHUNK_RE.search(bare)) or bool(letters)
+
+
+def last_sentence_math(text: str) -> str | None:
+    """Plain-text maths in the final sentence: 'She ate 1/7 of the pie.' -> '1/7',
+    'So f(x) = 2x + 9.' -> 'f(x) = 2x + 9', 'The area is 3π/2.' -> '3π/2'. The last run of maths
+    words (runs joined by 'and'/'or' form a list); it must hold a digit, an operator or a
+    maths name."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+(?=[A-Z])", lines[-1].strip()) if x.strip()]
+    words = sentences[-1].split()[:80] if sentences else []
+    runs: list[list[str]] = []
+    current: list[str] = []
+    joined_by_connector = False
+    for n, word in enumerate(words):
+        prev = words[n - 1] if n else ""
+        nxt = words[n + 1] if n + 1 < len(words) else ""
+        if _is_math_word(word, prev, nxt):
+            if not current and runs and joined_by_connector:
+                runs[-1].append(",")
+                current = runs.pop()
+            current.append(word)
+            joined_by_connector = False
+            continue
+        if current:
+            runs.append(current)
+            current = []
+        joined_by_connector = word.lower().strip(",") in CONNECTOR_WORDS and bool(runs)
+    if current:
+        runs.append(current)
+    for run in reversed(runs):
+        candidate = " ".join(run).strip().rstrip(".,;:!?").strip()
+        candidate = re.sub(r"\s+,", ",", candidate)
+        if re.search(r"\d|[=+*/^√π∞∅]|\\[A-Za-z]|sqrt|pi", candidate):
+            return candidate
+        return None
+    return None
+
+
+def prepare_numbers(text: str) -> str:
+    """LaTeX and spaced thousands as plain ones: '6,\\!516', '12{,}480', '8\\,076', '9 929 295'."""
+    text = text[-MAX_SCAN:].replace(",\\!", ",").replace("{,}", ",").replace("\u2212", "-")
+    text = text.translate(FULL_WIDTH_DIGITS)
+    text = re.sub(r"(?<=\d)\\,(?=\d{3})", "", text)
+    return SPACED_THOUSANDS_RE.sub(lambda m: re.sub(r"\s", "", m.group()), text)
 
 
 def extract_last_number(text: str) -> str | None:
@@ -277,9 +385,7 @@ def extract_last_number(text: str) -> str | None:
     """
     if text is None:
         return None
-    text = text[-MAX_SCAN:].replace(",\\!", ",").replace("{,}", ",")
-    text = re.sub(r"(?<=\d)\\,(?=\d{3})", "", text)  # 8\,076\,501
-    text = SPACED_THOUSANDS_RE.sub(lambda m: re.sub(r"\s", "", m.group()), text)
+    text = prepare_numbers(text)
     last = None
     for m in GSM_FLEX_RE.finditer(text):
         cleaned = _clean_number(m.group())

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .extract import MATH_SPAN_RE, extract_answer, extract_last_number, find_boxed, span_text
-from .normalise import normalise, plain_key
+from .extract import (MATH_SPAN_RE, extract_answer, extract_last_number, find_boxed, last_sentence_math,
+                      prepare_numbers, span_text)
+from .normalise import normalise, plain_key, unicode_to_latex
 from .parse import ParseError, TooBig
 from .verdict import Verdict
 
@@ -108,8 +109,10 @@ def infer_kind(gold: str) -> str:
     if gold_choice_letters(gold) is not None:
         return "choice"
     norm = normalise(gold).text
-    if re.search(r"[\u4e00-\u9fff]", norm):
+    if re.search(r"[\u4e00-\u9fff]", norm) or norm.strip().lower() in ("yes", "no", "true", "false"):
         return "text"
+    if re.fullmatch(r"\s*\$?\s*\\text(?:bf|rm)?\s*\{\s*[A-Za-z]{2,}[A-Za-z .'-]*\}\s*\$?\s*", gold):
+        return "text"  # \text{no}, \text{east}
     bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+", " ", norm)
     words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{3,}", bare) if w.lower() not in MATH_WORDS]
     if words:
@@ -153,8 +156,14 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     if answer is None:
         return Verdict(False, None, "none", "no answer found in the response", how)
     if kind == "text":
-        return grade_text(gold_text, answer, how)
-    if kind == "numeric" and not re.search(r"\d|\\[a-zA-Z]", answer):
+        v = grade_text(gold_text, answer, how)
+        if v.equal is not True and how in ("last-math", "last-number", "last-sentence"):
+            # a word answer sits in the final sentence, not in the last formula or number
+            lines = [line.strip() for line in response.strip().splitlines() if line.strip()]
+            if re.search(r"[A-Za-z\u4e00-\u9fff]{2,}", lines[-1]):
+                return grade_text(gold_text, lines[-1], "last-sentence")
+        return v
+    if kind == "numeric" and not re.search(r"\d|\\[a-zA-Z]", unicode_to_latex(answer)):
         # a numeric gold needs a number: words alone would otherwise parse as a product of
         # symbols ("nothing" = n*o*t*h*i*n*g) and be "symbolically different"
         word = number_word(answer)
@@ -262,8 +271,15 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
     except ParseError as e:
         # a sentence instead of a bare answer: fall back to its last number, marked so
         # (a bare formula that fails to parse is not read through its numbers: '2\\ln|x|' is not 2)
-        readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math") and looks_like_prose(answer))
-        number = prose_numbers(answer, several=isinstance(gold_value, Items) and not gold_value.ordered) if readable else None
+        readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math", "last-sentence") and looks_like_prose(answer))
+        several = isinstance(gold_value, Items) and not gold_value.ordered
+        number = None
+        if readable:
+            plain = last_sentence_math(answer)  # 'The side length is 4√7.' -> '4√7'
+            if plain and plain != answer.strip() and not re.fullmatch(r"[-−]?[\d,]*\.?\d+\s*%?", plain):
+                number = plain
+            else:
+                number = prose_numbers(answer, several)
         if number is None:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
         answer, how = number, "last-number"
@@ -302,10 +318,9 @@ def prose_numbers(answer: str, several: bool) -> str | None:
         runs = list(NUMBER_LIST_RE.finditer(answer))
         if runs:
             return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
-    scaled = list(re.finditer(PROSE_NUMBER, answer))
-    if scaled and re.search(r"thousand|million|billion|trillion", scaled[-1].group(0)) and \
-            scaled[-1].group(0) and extract_last_number(answer) == extract_last_number(scaled[-1].group(0)):
-        return scaled[-1].group(0)
+    numbers = list(re.finditer(PROSE_NUMBER, prepare_numbers(answer)))
+    if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
+        return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
     return extract_last_number(answer)
 
 
@@ -328,7 +343,7 @@ def grade_text(gold: str, answer: str, how: str) -> Verdict:
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
     equal, method, reason, score = compare_text(gold, answer)
-    if not equal and how in ("whole", "answer-is", "last-math", "boxed"):
+    if not equal and how in ("whole", "answer-is", "last-math", "boxed", "last-sentence"):
         found = gold_in_sentence(gold, answer)
         if found:
             return verdict(True, answer, "fuzzy", found, how)
@@ -349,9 +364,11 @@ def gold_in_sentence(gold: str, answer: str) -> str | None:
         return None
     if NEGATION_RE.search(last) and not NEGATION_RE.search(g):
         return None
-    lead = r"\b" if len(g.split()) >= 2 else r"\b(?:is|are|was|were|be|answer|called|named)\s+"
-    if re.search(lead + re.escape(g) + "$", last):
+    if re.search(r"(?:^|\s)" + re.escape(g) + "$", last):
         return f"the answer's last sentence ends by stating the gold {gold!r}"
+    if g in ("yes", "no", "true", "false") and re.match(re.escape(g) + r"\b", last) \
+            and re.match(r"\s*" + re.escape(g) + r"\s*[,.;:!]", sentences[-1], re.I):
+        return f"the answer's last sentence opens with {gold!r}"
     return None
 
 
@@ -365,7 +382,8 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdi
     if gold_letters is None:
         raise ValueError(f"choice gold {gold!r} is not option letters")
     boxed = find_boxed(response[-20_000:])
-    letters = (choice_letters(normalise(boxed).text) or gold_choice_letters(boxed)) if boxed is not None else None
+    letters = (choice_letters(normalise(boxed).text) or gold_choice_letters(boxed)
+               or gold_choice_letters(normalise(boxed).text)) if boxed is not None else None
     how = "boxed"
     found = "the last \\boxed{}"
     if letters is None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 UNICODE_MATH = {
     "π": r"\pi ", "∞": r"\infty ", "√": r"\sqrt ", "×": r"\times ", "·": r"\cdot ", "⋅": r"\cdot ",
     "÷": "/", "−": "-", "–": "-", "—": "-", "≤": r"\le ", "≥": r"\ge ", "⩽": r"\le ", "⩾": r"\ge ",
-    "≠": r"\ne ", "≈": r"\approx ", "€": " ", "£": " ", "¥": " ", "∈": r"\in ", "∪": r"\cup ", "∩": r"\cap ", "±": r"\pm ", "∓": r"\mp ",
+    "≠": r"\ne ", "≈": r"\approx ", "∅": r"\emptyset ", "€": " ", "£": " ", "¥": " ", "∈": r"\in ", "∪": r"\cup ", "∩": r"\cap ", "±": r"\pm ", "∓": r"\mp ",
     "°": r"^\circ ", "℃": r"^\circ ", "θ": r"\theta ", "α": r"\alpha ", "β": r"\beta ",
     "²": "^2", "³": "^3", "¹": "^1", "⁴": "^4", "⁵": "^5", "⁶": "^6", "⁷": "^7", "⁸": "^8", "⁹": "^9",
     "⁰": "^0", "⁻": "^-", "½": " 1/2", "⅓": " 1/3", "⅔": " 2/3", "¼": " 1/4", "¾": " 3/4",
@@ -23,6 +23,7 @@ UNICODE_MATH = {
     "（": "(", "）": ")", "【": "[", "】": "]", "｛": "{", "｝": "}",
     "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ",
 }
+VULGAR_RE = re.compile("[\u00bc-\u00be\u2150-\u215e]")
 UNICODE_RE = re.compile("|".join(map(re.escape, UNICODE_MATH)))
 
 # Words that are units when they follow a number. Single letters (m, g, s) only with a space.
@@ -65,10 +66,22 @@ class Normalised:
     approx: str | None = None  # the value after an approximation sign, when one was cut
 
 
+def vulgar_fractions(text: str) -> str:
+    """'2⅜' -> '2 3/8', '−½' -> '− 1/2': each vulgar fraction as ' p/q' (NFKC would glue
+    '2⅜' into '23⁄8')."""
+    if not VULGAR_RE.search(text):
+        return text
+    def one(m: re.Match) -> str:
+        num, _, den = unicodedata.normalize("NFKC", m.group()).partition("\u2044")
+        return f" {num}/{den}" if den else m.group()
+    return VULGAR_RE.sub(one, text)
+
+
 def unicode_to_latex(text: str) -> str:
+    text = vulgar_fractions(text)
     text = UNICODE_RE.sub(lambda m: UNICODE_MATH[m.group()], text)
     text = unicodedata.normalize("NFKC", text)  # full-width digits/letters -> ASCII
-    return text
+    return text.replace("\u2044", "/")
 
 
 def strip_math_delimiters(text: str) -> str:
@@ -95,6 +108,7 @@ def normalise(answer: str) -> Normalised:
         text = ", ".join(part.strip().strip(",") for part in quad_parts if part.strip().strip(","))
     text = SPACING_RE.sub(" ", text)
     text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
+    text = re.sub(r"(\d)\s*[xX]\s*(?=10\s*\^)", r"\1 \\times ", text)  # 7.4x10^8
     text = REAL_LINE_RE.sub(r"(-\\infty, \\infty)", text)
     text = EMPTY_SET_RE.sub(r"\\{\\}", text)
     text = REPEATING_RE.sub(repeating_decimal, text)
@@ -136,6 +150,7 @@ def normalise(answer: str) -> Normalised:
     if emphasis:
         text = emphasis.group(2).strip()
     text = re.sub(r"(?<=\S)\s+\(\s*[A-Za-z]{2,}[A-Za-z .-]*\)\s*$", "", text)  # "4 (four)"
+    text = re.sub(r"^[A-Za-z][A-Za-z ]{2,30}:\s+(?=\S)", "", text)  # "Roots: 5 and 4"
     text = re.sub(r"\s+(?:or|and)\s+", ",", text)
     text = re.sub(r"[\s.;:,。]+$", "", text) if not re.search(r"\d\.$", text) else text[:-1]
     text = re.sub(r"^(?:is|are|=|:)\s*", "", text).strip()
