@@ -269,7 +269,38 @@ CASES_5 = [
  ("\\$ 2.50", "\\$2.5", E), ("2.50", "$\\$2.50$ per pound", E),
 ]
 
-ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5
+CASES_6 = [
+ ("\\frac{351}{2}", "<think>\nsome work\n</think>\n<answer>351/2</answer>", E),
+ ("\\frac{351}{2}", "<think>\nsome work\n</think>\n<answer>351/3</answer>", N),
+ ("3", "Some work.\n\n<answer>\\boxed{3}</answer>", E),
+ ("-11", "Work.\n\n| quantity | value |\n|---|---|\n| answer | -11 |", E),
+ ("11", "Work.\n\n| quantity | value |\n|---|---|\n| answer | -11 |", N),
+ ("9", "The answer is 9 because 8 × 9 + 19 = 91.", E), ("91", "The answer is 9 because 8 × 9 + 19 = 91.", N),
+ ("14", "The answer is 14, since $6x + 19 = 103$ gives $x = 14$.", E),
+ ("10", "Solving, we get $4x = 40$.\nSo $x = 10$.\n\nCheck: substituting gives $40 + 12 = 52$ ✓", E),
+ ("52", "Solving, we get $4x = 40$.\nSo $x = 10$.\n\nCheck: substituting gives $40 + 12 = 52$ ✓", N),
+ ("5", "Thus $x = 5$. Let's verify: $2(5) + 18 = 28$.", E),
+ ("20", "Checking the case $n = 5$ separately, nothing changes.\nThe total is $20$.", E),
+ ("\\frac{1}{7}", "She ate 1/7 of the pie.", E), ("\\frac{1}{7}", "She ate 1/8 of the pie.", N),
+ ("2x + 9", "So f(x) = 2x + 9.", E), ("\\frac{3\\pi}{2}", "The area is 3π/2.", E),
+ ("4\\sqrt{7}", "The side length is 4√7.", E), ("6\\sqrt{6}", "The side length is 6*sqrt(6).", E),
+ ("\\frac{8\\pi}{3}", "The angle is 8pi/3 radians.", E), ("-39", "The change in height is −39 m.", E),
+ ("x^2 + 8x + 9", "Simplifying gives x^2 + 8x + 9", E), ("x^2 + 8x + 9", "Simplifying gives x^2 + 8x + 8", N),
+ ("\\{4, 3\\}", "x = 4 and x = 3 both work.", E), ("2, -3", "The solutions are x = 2 or x = -3.", E),
+ ("2, -3", "The solutions are x = 2 or x = 3.", N), ("5, 4", "Roots: 5 and 4", E),
+ ("322", "因为 $17\\times13=221$，所以只需再计算一步。\n答：共３２２个。", E),
+ ("16", "化简后代入原式验证。\n答：共－１６个。", N),
+ ("\\frac{3}{8}", "Answer: ⅜", E), ("2.375", "Answer: 2 ⅜", E), ("\\frac{7}{3}", "She needs 2⅓ cups of flour.", E),
+ ("-\\frac{1}{2}", "The slope is −½.", E), ("\\frac{1}{2}", "The slope is −½.", N),
+ ("\\emptyset", "So there is no solution: ∅", E), ("\\varnothing", "The solution set is ∅.", E),
+ ("740000000", "The answer is 7.4x10^8.", E),
+ ("\\text{no}", "No, there are no real roots.", E), ("\\text{yes}", "No, there are no real roots.", N),
+ ("\\text{Saturday}", "So the 100th day is a Saturday.", E), ("\\text{Saturday}", "So the 100th day is a Sunday.", N),
+ ("\\text{odd}", "The sum is always odd.", E), ("\\text{odd}", "The sum is never odd.", N),
+ ("2500000", "The population grows to 2.5 million.", E),
+]
+
+ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6
 
 
 
