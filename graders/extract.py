@@ -169,6 +169,13 @@ def last_math(text: str) -> str | None:
     if not spans:
         return None
     last = spans[-1]
+    # "The result is 44, since $3 + 4 = 7$.": a reason after the answer is not the answer
+    sentence_start = max(text.rfind(". ", 0, last.start()), text.rfind("\n", 0, last.start())) + 1
+    clause = re.search(r",?\s*\b(?:since|because|as|given that|using|from)\b[^.]*$", text[sentence_start: last.start()])
+    if clause and re.search(r"\d|\$|\\[a-zA-Z]", text[sentence_start: sentence_start + clause.start()]):
+        head = text[: sentence_start + clause.start()]
+        return last_math(head) if MATH_SPAN_RE.search(text[sentence_start: sentence_start + clause.start()]) \
+            else last_sentence_math(head)
     after = text[last.end():]
     sentence_end = re.search(r"(?<!\.[a-zA-Z])\.(?:\s|$)|\n\s*\n", after)
     if sentence_end and re.search(r"\d", after[sentence_end.end():]):
