@@ -79,6 +79,8 @@ def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
         if start < 0:
             break
         found = _box_at(text, start)
+        if found is not None and not found[0]:  # an empty \boxed{} holds no answer
+            found = None
         if found is not None and not (out and out[-1][0] < found[1] <= out[-1][1]):
             if out and start < out[-1][0] and found[1] >= out[-1][1]:
                 out.pop()  # the later one was nested inside this box

@@ -300,7 +300,31 @@ CASES_6 = [
  ("2500000", "The population grows to 2.5 million.", E),
 ]
 
-ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6
+CASES_7 = [
+ ("(1,2) \\cup (3,4)", "(3,4) \\cup (1,2)", E), ("[1,2) \\cup \\{3\\}", "\\{3\\} \\cup [1,2)", E),
+ ("\\{1, 2\\}", "\\{1\\} \\cup \\{2\\}", E), ("\\sqrt{\\frac{1}{2}}", "\\frac{\\sqrt{2}}{2}", E),
+ ("10", "$10 \\mathrm{~cm}$", E), ("10", "$10 \\, \\mathrm{m/s}$", E), ("5", "$5\\mathrm{m}^2$", E),
+ ("0.002", "$2 \\times 10^{-3} \\mathrm{~kg}$", E),
+ ("\\pi", "3.14159", E), ("e", "2.71828", E), ("\\infty", "oo", E), ("-\\infty", "-inf", E),
+ ("x < 5", "5 > x", E), ("x \\leq 5", "(-\\infty, 5]", E), ("1 < x < 2", "(1, 2)", E),
+ ("\\frac{\\sqrt{3}}{2}", "\\sin 60^\\circ", E), ("2", "\\ln(e^2)", E),
+ ("\\frac{n(n-1)}{2}", "\\binom{n}{2}", E), ("\\dfrac{a+b}{2}", "(a+b)/2", E),
+ ("1000", "The answer is $1,000.00.", E), ("3:4", "\\frac{3}{4}", E),
+ ("sqrt(3)/2", "\\frac{\\sqrt3}{2}", E), ("exp(2)", "e^2", E), ("2**10", "1024", E),
+ ("\\frac{1}{2}", "\\boxed{\\frac{1}{2}}\\text{.}", E), ("x^2+1", "1 + x^{2}", E),
+ ("\\frac{1}{2}", "\\(\\boxed{\\frac{1}{2}}\\)", E),
+ ("2", "$\\boxed{2}$ $\\boxed{}$", E),
+ ("12", "The answer is \\boxed{12}. \\boxed{}", E),
+ ("\\sqrt{5}", "\\boxed{\\sqrt 5}", E), ("\\sqrt{5}", "\\boxed{√5}", E),
+ ("5", "\\boxed{5} is the answer.", E), ("5", "\\boxed{x=5}", E),
+ ("y=-2", "-2", E), ("y=-2", "y = -2.0", E),
+ ("(-2, 5)", "(-2,5)", E), ("(-2, 5)", "(5,-2)", N),
+ ("13", "The answer is thirteen (13).", E),
+ ("\\frac{4}{3}\\pi r^3", "\\frac{4\\pi r^3}{3}", E),
+ ("\\frac{a}{b}", "\\frac{b}{a}", N), ("2a", "a+a", E), ("2a", "a^2", N),
+]
+
+ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7
 
 
 
