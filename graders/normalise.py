@@ -150,7 +150,7 @@ def normalise(answer: str) -> Normalised:
     if emphasis:
         text = emphasis.group(2).strip()
     text = re.sub(r"(?<=\S)\s+\(\s*[A-Za-z]{2,}[A-Za-z .-]*\)\s*$", "", text)  # "4 (four)"
-    text = re.sub(r"^[A-Za-z][A-Za-z -]+\(\s*([^()]*\d[^()]*)\)$", r"\1", text)  # "thirteen (13)"
+    text = re.sub(r"^[A-Za-z][A-Za-z-]{2,}(?: [A-Za-z-]+)*\s+\(\s*(-?\d[\d.,/]*)\s*\)$", r"\1", text)  # "thirteen (13)"
     text = re.sub(r"^[A-Za-z][A-Za-z ]{2,30}:\s+(?=\S)", "", text)  # "Roots: 5 and 4"
     text = re.sub(r"\s+(?:or|and)\s+", ",", text)
     text = re.sub(r"[\s.;:,。]+$", "", text) if not re.search(r"\d\.$", text) else text[:-1]
