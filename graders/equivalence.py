@@ -357,7 +357,16 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
     return Decision(False, "none", f"different kinds of answer ({_kind(gold)} vs {_kind(answer)})")
 
 
+def as_matrix(value: Value) -> Value:
+    """[[1, 2], [3, 4]] (rows as lists) is a matrix."""
+    if isinstance(value, Items) and value.ordered and len(value.items) > 1 and all(
+            isinstance(r, Items) and r.ordered for r in value.items) and len({len(r.items) for r in value.items}) == 1:  # type: ignore[union-attr]
+        return Matrix(tuple(tuple(r.items) for r in value.items))  # type: ignore[union-attr]
+    return value
+
+
 def compare_matrices(gold: Value, answer: Value) -> Decision:
+    gold, answer = as_matrix(gold), as_matrix(answer)
     if isinstance(gold, Matrix) and isinstance(answer, Matrix):
         g_shape = (len(gold.rows), {len(r) for r in gold.rows})
         a_shape = (len(answer.rows), {len(r) for r in answer.rows})
