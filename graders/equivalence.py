@@ -326,7 +326,7 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
             return Decision(True, decisions[0].method, f"every form in the gold equals the answer: {decisions[0].reason}")
         return Decision(False if any(d.equal is False for d in decisions) else None, "set",
                         f"the gold has {len(gold.items)} answers, the response one")
-    if isinstance(answer, Items) and not answer.ordered and not isinstance(gold, (Items, Intervals)) and len(answer.items) <= 4 \
+    if isinstance(answer, Items) and not answer.ordered and not isinstance(gold, (Items, Intervals)) and 1 < len(answer.items) <= 4 \
             and not (isinstance(gold, Expr) and contains_pm(gold.node)):
         # "\\frac{1}{2} or 0.5": the same answer written twice counts; two different answers do not
         decisions = [compare(gold, item, gold_percent) for item in answer.items]
