@@ -318,7 +318,12 @@ def prose_numbers(answer: str, several: bool) -> str | None:
         runs = list(NUMBER_LIST_RE.finditer(answer))
         if runs:
             return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
-    numbers = list(re.finditer(PROSE_NUMBER, prepare_numbers(answer)))
+    prepared = prepare_numbers(answer)
+    # "I get 6 ways, not 5.": a number the sentence rejects is not its answer
+    rejected = re.search(rf"\b(?:not|never|rather than|instead of)\s+({PROSE_NUMBER})\W*$", prepared)
+    if rejected:
+        answer = prepared = prepared[: rejected.start()]
+    numbers = list(re.finditer(PROSE_NUMBER, prepared))
     if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
         return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
     return extract_last_number(answer)

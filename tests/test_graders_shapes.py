@@ -324,7 +324,48 @@ CASES_7 = [
  ("\\frac{a}{b}", "\\frac{b}{a}", N), ("2a", "a+a", E), ("2a", "a^2", N),
 ]
 
-ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7
+# wrong answers in the shapes the loose rules read: never equal
+CASES_8 = [
+ ("\\text{Saturday}", "It is not Saturday.", N),
+ ("\\text{Saturday}", "Saturday or Sunday.", N),
+ ("\\text{odd}", "It could be odd or even.", N),
+ ("\\text{east}", "The answer is west.", N),
+ ("yes", "No.", N),
+ ("no", "Yes, it works.", N),
+ ("\\text{no}", "Not necessarily; yes.", N),
+ ("\\text{ellipse}", "It is a hyperbola, not an ellipse.", N),
+ ("\\text{odd}", "The function is neither even nor odd.", N),
+ ("5", "The answer is 5 or 6.", N),
+ ("5", "Either 5 or 6.", N),
+ ("5", "x = 5, y = 6", N),
+ ("(5, 6)", "(6, 5)", N),
+ ("5", "I get 6 ways, not 5.", N),
+ ("3", "three or four", N),
+ ("12", "The answer is 12%.", N),
+ ("\\frac{1}{2}", "1/2 of 3/4 is 3/8.", N),
+ ("x^2", "x^3", N),
+ ("2x+1", "So f(x) = 2x - 1.", N),
+ ("C", "Not C; the answer is D.", N),
+ ("C", "A or C", N),
+ ("(C) 40 km", "45 km", N),
+ ("2, 3", "2", N),
+ ("2, 3", "\\boxed{2}", N),
+ ("\\{2, 3\\}", "x = 2", N),
+ ("[0, 1]", "(0, 1]", N),
+ ("x > 2", "x \\ge 2", N),
+ ("x<3", "-x < -3", N),
+ ("10", "\\boxed{10}\\%", N),
+ ("\\sqrt{2}", "1.41", N),
+ ("\\pi", "3.14", N),
+ ("\\frac{2}{3}", "0.67", N),
+ ("\\frac{2}{3}", "0.667", N),
+ ("1000", "1,0001", N),
+ ("2.5", "25", N),
+ ("1", "1,000", N),
+ ("6", "I get 6 ways, not 5.", E), ("1.5", "1,5000", E),
+]
+
+ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
 
 
 
