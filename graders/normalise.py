@@ -109,7 +109,15 @@ def normalise(answer: str) -> Normalised:
     text = SPACING_RE.sub(" ", text)
     text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
     text = re.sub(r"(\d)\s*[xX]\s*(?=10\s*\^)", r"\1 \\times ", text)  # 7.4x10^8
+    text = re.sub(r"\\(?:num|SI|si)\s*\{([^{}]*)\}(?:\s*\{[^{}]*\})?", r"\1", text)  # siunitx \num{1234}, \SI{5}{\metre}
     text = REAL_LINE_RE.sub(r"(-\\infty, \\infty)", text)
+    # R \ {a}: everything but one point
+    text = re.sub(r"^\(-\\infty, \\infty\)\s*(?:\\setminus|\\backslash|-)\s*\\\{\s*([^{},]+?)\s*\\\}$",
+                  r"(-\\infty, \1) \\cup (\1, \\infty)", text.strip())
+    # ]a, b[ and [a, b[ (French notation): open ends written as outward brackets
+    french = re.fullmatch(r"\s*([\[\]])\s*([^\[\]]+?)\s*([\[\]])\s*", text)
+    if french and "," in french.group(2) and (french.group(1) == "]" or french.group(3) == "["):
+        text = ("(" if french.group(1) == "]" else "[") + french.group(2) + (")" if french.group(3) == "[" else "]")
     text = EMPTY_SET_RE.sub(r"\\{\\}", text)
     text = REPEATING_RE.sub(repeating_decimal, text)
     # names of geometric objects: m\angle ABC, \triangle ABC, \overline{AB} -> the letters

@@ -365,7 +365,15 @@ CASES_8 = [
  ("6", "I get 6 ways, not 5.", E), ("1.5", "1,5000", E),
 ]
 
-ALL = CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
+# interval notations and siunitx
+CASES_9 = [
+ ("(1,2)", "]1, 2[", E), ("[1,2)", "[1, 2[", E), ("(1,2]", "]1,2]", E), ("[1,2]", "]1,2]", N),
+ ("x \\ne 0", "\\mathbb{R} \\setminus \\{0\\}", E), ("1234", "\\num{1234}", E), ("5", "\\SI{5}{\\metre}", E),
+ ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}", "[[1,2],[3,4]]", E),
+ ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}", "[[1,2],[4,3]]", N),
+]
+
+ALL = CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
 
 
 
