@@ -110,16 +110,20 @@ def _is_real(v: sympy.Expr) -> bool:
 
 
 def _probe_points(symbols: list[Symbol], seed: int = 12345) -> tuple[list[dict], list[dict]]:
-    """(real points, complex points): every symbol gets its own value at each point."""
+    """(real points, complex points), each symbol its own value at each point.
+
+    Real points: every magnitude with all symbols positive and with all negative, then two
+    with alternating signs. Values are rationals, so polynomials evaluate exactly."""
     rng = random.Random(seed)
-    def real(sign: int, scale: Rational) -> Rational:
-        return sign * scale * Rational(rng.randint(900, 1100), 1000)
-    reals = []
-    for n, scale in enumerate(REAL_MAGNITUDES + REAL_MAGNITUDES[1:3]):
-        for sign in ((1, -1) if n < len(REAL_MAGNITUDES) else (-1,)):
-            reals.append({s: real(sign if k % 2 == 0 or sign > 0 else -sign, scale * (1 + Rational(k, 7)))
-                          for k, s in enumerate(symbols)})
-    complexes = [{s: real(1, Rational(13, 10)) + I * real(1 if k % 2 else -1, Rational(9, 10))
+
+    def value(sign: int, scale: Rational, k: int) -> Rational:
+        return sign * scale * (1 + Rational(k, 7)) * Rational(rng.randint(900, 1100), 1000)
+
+    reals = [{s: value(sign, scale, k) for k, s in enumerate(symbols)}
+             for scale in REAL_MAGNITUDES for sign in (1, -1)]
+    reals += [{s: value(-1 if k % 2 == 0 else 1, scale, k) for k, s in enumerate(symbols)}
+              for scale in REAL_MAGNITUDES[1:3]]
+    complexes = [{s: value(1, Rational(13, 10), k) + I * value(1 if k % 2 else -1, Rational(9, 10), k)
                   for k, s in enumerate(symbols)} for _ in range(3)]
     return reals, complexes
 
