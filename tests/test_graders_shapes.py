@@ -373,7 +373,27 @@ CASES_9 = [
  ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}", "[[1,2],[4,3]]", N),
 ]
 
-ALL = CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
+# endings of real model outputs, English and Chinese
+CASES_10 = [
+ ("\\frac{1}{2}", "**Final Answer**\n\\boxed{\\dfrac{1}{2}}", E), ("5", "The final answer is: $\\boxed{5}$", E),
+ ("\\frac{1}{2}", "**Answer:** \\( \\frac{1}{2} \\)", E), ("5", "**Therefore, the answer is 5.**", E),
+ ("3.14", "x ≈ 3.14", E), ("\\pi", "x ≈ 3.14", N), ("5", "$\\text{The answer is } 5$", E),
+ ("\\frac{1}{2}", "\\[\n\\boxed{\n\\frac{1}{2}\n}\n\\]", E),
+ ("42", "The answer is $\\boxed{42}$.\n\n---\n\n**Note:** other values like 41 do not work.", E),
+ ("42", "So the answer is 42.\n\nLet me know if you need anything else!", E),
+ ("42", "So the answer is 42.\n\nI hope this helps! 😊", E),
+ ("\\frac{5}{2}", "### Final Answer\n\nThe answer is $\\frac{5}{2}$, i.e. 2.5.", E),
+ ("12", "Answer: 12 (twelve)", E), ("12", "Answer: **12** apples", E),
+ ("\\sqrt{3}", "Answer: $\\sqrt{3}$ units", E),
+ ("2", "The answer is 2.\nThe answer is 3.", N), ("3", "The answer is 2.\nThe answer is 3.", E),
+ ("1/2", "答案是 $\\frac{1}{2}$。", E), ("5", "所以答案为5。", E), ("5", "故答案为：5", E),
+ ("x=3", "所以 $x=3$。", E), ("\\frac{\\pi}{3}", "所以 $\\theta = \\frac{\\pi}{3}$。", E),
+ ("(1,2)", "所以点的坐标为 $(1,2)$。", E), ("[1, 3]", "所以取值范围是 $[1,3]$。", E),
+ ("[1, 3]", "所以取值范围是 $(1,3)$。", N),
+ ("\\{1,2\\}", "解集为 $\\{1,2\\}$", E), ("2", "x=2 是方程的解。", E),
+]
+
+ALL = CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
 
 
 
