@@ -224,8 +224,10 @@ def label_of(value: Value) -> tuple[str, Value] | None:
 
 
 def label_key(label: str) -> str:
-    """x_1 and x_2 name roots of x: the index is dropped when labels are matched."""
-    return re.sub(r"_\{?\d+\}?", "", plain_key(label))
+    """x_1 and x_2 name roots of x: the index is dropped when labels are matched; y, f(x),
+    g(x), y(x) all name the value of a function of x."""
+    key = re.sub(r"_\{?\d+\}?", "", plain_key(label))
+    return "y" if re.fullmatch(r"[fghpqy]\(x\)", key) else key
 
 
 def all_labelled(value: Value) -> bool:

@@ -393,7 +393,13 @@ CASES_10 = [
  ("\\{1,2\\}", "解集为 $\\{1,2\\}$", E), ("2", "x=2 是方程的解。", E),
 ]
 
-ALL = CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
+# the value of a function named either way
+CASES_11 = [
+ ("y = 2x + 3", "f(x) = 2x+3", E), ("y=2x+3", "y - 2x = 3", E), ("f(x)=2x+3", "g(x) = 2x+3", E),
+ ("y=2x+3", "x = 2y+3", N), ("f(x)=2x+3", "f(x) = 3x+2", N),
+]
+
+ALL = CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
 
 
 
