@@ -31,7 +31,7 @@ CASES_DIR = REPO / "tests" / "grader_cases"
 
 # The kinds of answer shapes the corpus is reported by, in order: the 13 kinds of the issue
 # "Graders, round two", its false positives, and answers stated before their explanation.
-# Older files without an @group line report under their file name.
+# Files without an @group line (the first cases) report as earlier/<file name>.
 GROUPS = ("gold_solution", "last_math_span", "labelled", "several_answers", "escaped_latex",
           "choice_text", "sets", "numbers", "intervals", "approx", "percent_words",
           "mixed_numbers", "notation", "false_positives", "answer_first")
@@ -48,7 +48,7 @@ class Case:
     response: str
     equal: bool
     kind: str | None         # passed to grade(); None lets the grader infer it
-    group: str = ""          # the answer shape it tests (GROUPS), or the file name
+    group: str = ""          # the answer shape it tests (GROUPS), or earlier/<file name>
     shape: str | None = None  # for wrong answers: the false-positive shape it is an instance of
 
 
@@ -62,10 +62,10 @@ def load_cases(folder: Path = CASES_DIR) -> list[Case]:
 
 def load_txt(path: Path) -> list[Case]:
     """`+ GOLD ||| RESPONSE` / `- GOLD ||| RESPONSE` lines; `@kind`, `@group`, `@shape` set
-    the grading kind, the reported group and the false-positive shape for the lines below
-    (a bare `@kind` / `@shape` clears it); `⏎` stands for a newline."""
+    the grading kind, the reported group (default earlier/<file name>) and the false-positive
+    shape for the lines below (a bare `@kind` / `@shape` clears it); `⏎` stands for a newline."""
     cases = []
-    kind, group, shape = None, path.stem, None
+    kind, group, shape = None, f"earlier/{path.stem}", None
     for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = raw.rstrip("\n")
         if not line.strip() or line.startswith("#"):
@@ -76,7 +76,7 @@ def load_txt(path: Path) -> list[Case]:
             if key == "kind":
                 kind = value
             elif key == "group":
-                group = value or path.stem
+                group = value or f"earlier/{path.stem}"
             elif key == "shape":
                 shape = value
             else:
