@@ -165,6 +165,10 @@ def run_cases(show_errors: bool) -> dict:
     groups = sorted({c.group for c in cases}, key=group_order)
     by_group = {g: score([c for c in cases if c.group == g], [s for c, s in zip(cases, said) if c.group == g])
                 for g in groups}
+    for name, keep in (("all new kinds", lambda c: c.group in GROUPS), ("all earlier", lambda c: c.group not in GROUPS)):
+        picked = [(c, s) for c, s in zip(cases, said) if keep(c)]
+        if picked:
+            by_group[name] = score([c for c, _ in picked], [s for _, s in picked])
     by_group["all"] = score(cases, said)
     print(table(by_group))
     if show_errors:
