@@ -60,7 +60,7 @@ def _box_at(text: str, start: int) -> tuple[str, int] | None:
 
 
 ANSWER_TAG_RE = re.compile(r"<answer>(.{0,2000}?)</answer>", re.S | re.I)
-TABLE_ANSWER_RE = re.compile(r"^\s*\|\s*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*\|\s*([^|\n]+?)\s*\|\s*$", re.I | re.M)
+TABLE_ANSWER_RE = re.compile(r"^[ \t]*\|[ \t]*(?:\*\*)?(?:final[ \t]+)?answer(?:\*\*)?[ \t]*\|[ \t]*([^|\n]+?)[ \t]*\|[ \t]*$", re.I | re.M)
 
 
 def find_boxed(text: str) -> str | None:
@@ -118,7 +118,8 @@ def clean_tail(answer: str) -> str:
 # $$..$$, $..$, \[..\], \(..\): bounded lengths keep the scan linear enough on hostile text
 MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
 # what may stand between the maths spans of one answer: "$x=2$ and $x=-5$", "$2$, $3$ or $4$"
-CONNECTOR_RE = r"\s*(?:,|;|，|；|、|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\}|\s)+\s*(?=\$|\\\(|\\\[)"
+# (no nested quantifiers over the same characters: linear on long runs of spaces)
+CONNECTOR_RE = r"\s*(?:(?:,|;|，|；|、|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\})\s*)*(?=\$|\\\(|\\\[)"
 
 
 def span_text(m: re.Match) -> str:
@@ -142,7 +143,7 @@ def math_run(text: str, start: int) -> str | None:
     return ", ".join(parts) if parts else None
 
 
-VERIFY_RE = re.compile(r"(?:^|\n|[.!]\s+)\s*(?:[*#>\s]*)(?:check(?:ing)?|verif(?:y|ication)|let'?s (?:verify|check|double-check)|"
+VERIFY_RE = re.compile(r"(?:^|\n|[.!] )[*#> \t]{0,8}(?:check(?:ing)?|verif(?:y|ication)|let'?s (?:verify|check|double-check)|"
                        r"to (?:check|verify)|we can (?:check|verify)|sanity check|double-check(?:ing)?)\b", re.I)
 
 
@@ -173,7 +174,8 @@ def last_math(text: str) -> str | None:
     last = spans[-1]
     # "The result is 44, since $3 + 4 = 7$.": a reason after the answer is not the answer
     sentence_start = max(text.rfind(". ", 0, last.start()), text.rfind("\n", 0, last.start())) + 1
-    clause = re.search(r",?\s*\b(?:since|because|as|given that|using|from)\b[^.]*$", text[sentence_start: last.start()])
+    sentence_start = max(sentence_start, last.start() - 300)
+    clause = re.search(r"(?<![^\s,])(?:since|because|as|given that|using|from)\b[^.]*$", text[sentence_start: last.start()])
     if clause and re.search(r"\d|\$|\\[a-zA-Z]", text[sentence_start: sentence_start + clause.start()]):
         head = text[: sentence_start + clause.start()]
         return last_math(head) if MATH_SPAN_RE.search(text[sentence_start: sentence_start + clause.start()]) \
@@ -195,7 +197,8 @@ def last_math(text: str) -> str | None:
         last = spans[-1]
     # walk back over spans joined by connectors ("$x=2$ and $x=-5$")
     first = len(spans) - 1
-    while first > 0 and re.fullmatch(CONNECTOR_RE.replace("(?=", "(?:"), text[spans[first - 1].end(): spans[first].start()] + "$"):
+    while first > 0 and spans[first].start() - spans[first - 1].end() <= 40 and \
+            re.fullmatch(CONNECTOR_RE.replace("(?=", "(?:"), text[spans[first - 1].end(): spans[first].start()] + "$"):
         first -= 1
     joined = math_run(text, spans[first].start())
     return joined or span_text(last)

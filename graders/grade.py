@@ -19,6 +19,7 @@ from .verdict import Verdict
 
 KINDS = ("choice", "numeric", "math", "text")
 MAX_RESPONSE_NOTE = 1_000_000
+MAX_ANSWER_CHARS = 2_000       # the parser's own limit (parse.MAX_TEXT)
 CHOICE_GOLD_RE = re.compile(r"^\(?([A-J])\)?(?:[\s,、]*\(?([A-J])\)?)*$")
 # an option letter followed by the option's text: "(C) 40 km", "B. Lisbon", "D: none of these"
 CHOICE_WITH_TEXT_RE = re.compile(r"^\s*(?:\(([A-J])\)\s*|([A-J])\s*(?:[.:)]\s+|[：、．]\s*))(?=\S)")
@@ -155,6 +156,9 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     answer, how = extract_answer(response, several=several)
     if answer is None:
         return Verdict(False, None, "none", "no answer found in the response", how)
+    if len(answer) > MAX_ANSWER_CHARS:  # refused before any regex or parse sees it
+        return Verdict(None, answer[:200], "none",
+                       f"undecided: answer too large to check safely ({len(answer)} characters)", how)
     if kind == "text":
         v = grade_text(gold_text, answer, how)
         if v.equal is not True and how in ("last-math", "last-number", "last-sentence"):
