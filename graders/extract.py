@@ -119,7 +119,7 @@ def clean_tail(answer: str) -> str:
 MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
 # what may stand between the maths spans of one answer: "$x=2$ and $x=-5$", "$2$, $3$ or $4$"
 # (no nested quantifiers over the same characters: linear on long runs of spaces)
-CONNECTOR_RE = r"\s*(?:(?:,|;|，|；|、|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\})\s*)*(?=\$|\\\(|\\\[)"
+CONNECTOR_RE = r"\s*(?:(?:,|;|，|；|、|或者|或|和|及|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\})\s*)*(?=\$|\\\(|\\\[)"
 
 
 def span_text(m: re.Match) -> str:

@@ -95,7 +95,7 @@ def gold_answer(gold: str) -> tuple[str, str]:
         return stripped.rsplit("####", 1)[1].strip(), "gold-gsm8k"
     if not re.search(r"\$|\\\(|\\\[|\n", stripped) or re.fullmatch(r"\$+[^$]*\$+", stripped):
         return stripped, "bare"
-    outside = MATH_SPAN_RE.sub(" ", stripped)
+    outside = re.sub(r"或者|或|和|及", " ", MATH_SPAN_RE.sub(" ", stripped))
     if not re.search(r"[a-zA-Z]{2,}|[\u4e00-\u9fff]", outside) and "\n" not in stripped:
         # '1;$\\frac{8}{9}$': maths with separators only, no prose around it
         return MATH_SPAN_RE.sub(lambda m: span_text(m), stripped), "bare"

@@ -399,7 +399,23 @@ CASES_11 = [
  ("y=2x+3", "x = 2y+3", N), ("f(x)=2x+3", "f(x) = 3x+2", N),
 ]
 
-ALL = CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
+# keys and answers in the style of maths-eval suites and Gaokao keys
+CASES_12 = [
+ ("\\begin{pmatrix}\\frac{1}{2}\\\\-\\frac{1}{2}\\end{pmatrix}", "(\\frac{1}{2},-\\frac{1}{2})", E),
+ ("x+2n+1", "x+1+2n", E), ("\\frac{3\\sqrt{5}}{5}", "\\frac{3}{\\sqrt{5}}", E),
+ ("(x-3)^2+(y-2)^2=9", "x^2-6x+y^2-4y+4=0", E), ("(x-3)^2+(y-2)^2=9", "x^2-6x+y^2-4y+5=0", N),
+ ("\\{x|x<1\\}", "(-\\infty, 1)", E), ("[2,+\\infty)", "a \\geq 2", E), ("a\\geq 2", "[2, +\\infty)", E),
+ ("y=\\pm\\sqrt{3}x", "y = \\sqrt{3}x, y = -\\sqrt{3}x", E), ("y=\\pm\\sqrt{3}x", "y=\\sqrt3 x", N),
+ ("\\frac{x^2}{4}-\\frac{y^2}{12}=1", "3x^2 - y^2 = 12", E),
+ ("-\\frac{1}{2}或1", "-\\frac{1}{2}, 1", E), ("$-\\frac{1}{2}$或$1$", "1 或 -1/2", E),
+ ("(1,+\\infty)", "x>1", E), ("\\frac{\\sqrt{3}}{2}", "\\dfrac{\\sqrt 3}{2}", E),
+ ("2\\sqrt{2}", "2 \\sqrt 2", E), ("-2", "$k=-2$", E), ("\\frac{1}{3}", "$P(A)=\\frac{1}{3}$", E),
+ ("\\frac{1}{3}", "$P = \\frac13$", E), ("\\frac{1}{3}", "P(A) = 1/3", E),
+ ("3", "$a_3 = 3$", E), ("2^{n}-1", "$a_n = 2^n - 1$", E), ("2^{n}-1", "$S_n=2^n-1$", E),
+ ("n^2", "$a_n=n^2$", E), ("n^2", "$a_n=n^3$", N),
+]
+
+ALL = CASES_12 + CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
 
 
 
