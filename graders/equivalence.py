@@ -14,7 +14,7 @@ from . import sandbox
 from .numeric import compare_numbers
 from .parse import Node, constant_value, contains_pm, expand_pm, symbols_of
 from .structure import (BaseNumber, Equation, Expr, Intervals, Items, Labelled, Matrix, Relation,
-                        TimeOfDay, Value, as_intervals)
+                        TimeOfDay, Value, as_intervals, canonical_intervals)
 from .normalise import plain_key
 
 
@@ -167,6 +167,7 @@ def compare_items(gold: Items, answer: Items, ordered: bool | None = None) -> De
 
 
 def compare_intervals(gold: list, answer: list) -> Decision:
+    gold, answer = canonical_intervals(gold), canonical_intervals(answer)
     if len(gold) != len(answer):
         return Decision(False, "interval", f"{len(gold)} intervals in the gold, {len(answer)} in the answer")
     def endpoints_equal(g, a) -> bool | None:

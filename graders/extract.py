@@ -93,7 +93,8 @@ def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
 
 def clean_tail(answer: str) -> str:
     """Trim the sentence after an answer: 'is 5. Then ...' -> '5'; keep $...$ contents."""
-    answer = re.sub(r"\*\*|(?<!\w)__|__(?!\w)", "", answer).strip()  # markdown bold
+    answer = re.sub(r"\*\*(.+?)\*\*", r"\1", answer)  # markdown bold (not 3**5)
+    answer = re.sub(r"(?<![\w)])\*\*|\*\*(?![\w(])", "", answer.strip()).strip()
     # "9 because 8 x 9 + 19 = 91", "14, since $6x + 19 = 103$ ...": the reason is not the answer
     answer = re.split(r",?\s+(?:because|since|as shown|as we|which|where|given that|when we|so that)\b", answer, maxsplit=1)[0]
     quoted = re.match(r'^"((?:[^"\\]|\\.)*)"', answer)  # "answer": "\\frac{1}{4}" (JSON)

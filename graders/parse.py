@@ -56,7 +56,7 @@ COMMAND_TOKENS = {
     "cdot": "*", "times": "*", "ast": "*", "div": "/",
     "le": "<=", "leq": "<=", "leqslant": "<=", "ge": ">=", "geq": ">=", "geqslant": ">=",
     "lt": "<", "gt": ">", "ne": "!=", "neq": "!=", "pm": "PM", "mp": "MP", "in": "IN",
-    "cup": "CUP", "cap": "CAP", "infty": "OO", "infinity": "OO", "pi": "PI",
+    "cup": "CUP", "cap": "CAP", "setminus": "SETMINUS", "smallsetminus": "SETMINUS", "backslash": "SETMINUS", "infty": "OO", "infinity": "OO", "pi": "PI",
     "lfloor": "LFLOOR", "rfloor": "RFLOOR", "lceil": "LCEIL", "rceil": "RCEIL",
     "lvert": "|", "rvert": "|", "vert": "|", "mid": "|",
     "approx": "=", "equiv": "=", "sum": "SUM", "prod": "PROD", "choose": "CHOOSE", "colon": ":", "ratio": ":",

@@ -131,9 +131,11 @@ def parse_value(text: str) -> Value:
     return parse_tokens(tokens)
 
 
-def split_top(tokens: list[tuple[str, str]], seps: set[str]) -> list[list[tuple[str, str]]]:
-    """Split at separators outside any brackets (intervals like [1,2) count as brackets)."""
+def split_top(tokens: list[tuple[str, str]], seps: set[str], with_separators: bool = False):
+    """Split at separators outside any brackets (intervals like [1,2) count as brackets) and
+    absolute-value bars; with_separators=True also returns the separators used, in order."""
     parts: list[list[tuple[str, str]]] = [[]]
+    used: list[str] = []
     depth = 0
     abs_open = False
     for tok in tokens:
@@ -146,9 +148,10 @@ def split_top(tokens: list[tuple[str, str]], seps: set[str]) -> list[list[tuple[
             abs_open = not abs_open
         if depth == 0 and not abs_open and kind in seps:
             parts.append([])
+            used.append(kind)
         else:
             parts[-1].append(tok)
-    return parts
+    return (parts, used) if with_separators else parts
 
 
 def wraps_whole(tokens: list[tuple[str, str]]) -> bool:
@@ -185,14 +188,13 @@ def interval_from(tokens: list[tuple[str, str]], lo: Node, hi: Node) -> Interval
 def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
     if not tokens:
         raise ParseError("empty answer")
-    # a union of intervals
-    pieces = split_top(tokens, {"CUP"})
-    if len(pieces) > 1:
-        parts: list[Interval] = []
-        for piece in pieces:
-            value = parse_tokens(piece)
-            parts.extend(as_intervals(value))
-        return Intervals(tuple(parts))
+    # unions, intersections and differences of sets and intervals, left to right
+    pieces, ops = split_top(tokens, set(SET_OPS), with_separators=True)
+    if ops:
+        result = as_intervals(parse_tokens(pieces[0]))
+        for op, piece in zip(ops, pieces[1:]):
+            result = set_operation(op, result, as_intervals(parse_tokens(piece)))
+        return Intervals(tuple(result))
     # x \in S
     pieces = split_top(tokens, {"IN"})
     if len(pieces) == 2 and len(pieces[0]) >= 1:
@@ -225,9 +227,8 @@ def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
             return Intervals(tuple(i for v in values for i in v.parts))
         return Items(tuple(values), ordered=False, brackets="")
     # relations
-    chain = split_top(tokens, RELATIONS)
+    chain, ops = split_top(tokens, RELATIONS, with_separators=True)
     if len(chain) > 1:
-        ops = [t[0] for t in tokens_at_depth0(tokens) if t[0] in RELATIONS]
         if all(op == "=" for op in ops):
             return equality(chain)
         return relation(tokens, chain, ops)
@@ -352,6 +353,78 @@ def relation(tokens: list[tuple[str, str]], chain: list[list[tuple[str, str]]], 
     if len(ops) == 2 and not (ops[0] in ("<", "<=")) == (ops[1] in ("<", "<=")):
         return Relation(text)  # 1 < x > 2 is not an interval
     return Intervals((Interval(lo, hi, lo_closed, hi_closed),))
+
+
+SET_OPS = ("CUP", "CAP", "SETMINUS")
+Bound = tuple[float, Fraction]   # (kind, value): kind -1 for -oo, 0 finite, 1 for +oo
+
+
+def _bound(node: Node) -> Bound | None:
+    from .numeric import exact_value
+    if is_infinite(node):
+        return (-1 if node[0] == "neg" else 1, Fraction(0))
+    value = exact_value(node)
+    return None if value is None else (0, value)
+
+
+def _node(bound: Bound) -> Node:
+    if bound[0]:
+        return ("const", "oo") if bound[0] > 0 else ("neg", ("const", "oo"))
+    return ("num", bound[1], 0)
+
+
+def exact_intervals(parts: list[Interval]) -> list[tuple[Bound, Bound, bool, bool]] | None:
+    out = []
+    for p in parts:
+        lo, hi = _bound(p.lo), _bound(p.hi)
+        if lo is None or hi is None:
+            return None
+        out.append((lo, hi, p.lo_closed and not lo[0], p.hi_closed and not hi[0]))
+    return out
+
+
+def canonical_intervals(parts: list[Interval]) -> list[Interval]:
+    """Merge overlapping or touching intervals and drop empty ones, when every endpoint is an
+    exact number or infinity: [1, 3] U [2, 5] = [1, 5], (0, 1] U (1, 2) = (0, 2). Otherwise
+    the parts are returned as they are."""
+    exact = exact_intervals(parts)
+    if exact is None:
+        return list(parts)
+    exact = [e for e in exact if e[0] < e[1] or (e[0] == e[1] and e[2] and e[3])]
+    exact.sort(key=lambda e: (e[0], not e[2]))
+    merged: list[list] = []
+    for lo, hi, lo_c, hi_c in exact:
+        if merged:
+            last = merged[-1]
+            if lo < last[1] or (lo == last[1] and (last[3] or lo_c)):
+                if hi > last[1] or (hi == last[1] and hi_c):
+                    last[1], last[3] = hi, hi_c or (hi == last[1] and last[3])
+                continue
+        merged.append([lo, hi, lo_c, hi_c])
+    return [Interval(_node(lo), _node(hi), lo_c, hi_c) for lo, hi, lo_c, hi_c in merged]
+
+
+def set_operation(op: str, left: list[Interval], right: list[Interval]) -> list[Interval]:
+    """A U B, A n B, A \\ B on interval lists (a finite set is a list of points [a, a])."""
+    if op == "CUP":
+        return canonical_intervals(left + right) if exact_intervals(left + right) is not None else left + right
+    a, b = exact_intervals(canonical_intervals(left)), exact_intervals(canonical_intervals(right))
+    if a is None or b is None:
+        raise ParseError("intersection or difference of sets with symbolic ends")
+    if op == "SETMINUS":  # A \ B = A n (complement of B)
+        gaps, lo, lo_c = [], (-1, Fraction(0)), False
+        for s_lo, s_hi, s_lo_c, s_hi_c in b:
+            gaps.append((lo, s_lo, lo_c, not s_lo_c))
+            lo, lo_c = s_hi, not s_hi_c
+        gaps.append((lo, (1, Fraction(0)), lo_c, False))
+        b = gaps
+    out = []
+    for lo1, hi1, lc1, hc1 in a:
+        for lo2, hi2, lc2, hc2 in b:
+            lo, lc = (lo1, lc1) if lo1 > lo2 else (lo2, lc2) if lo2 > lo1 else (lo1, lc1 and lc2)
+            hi, hc = (hi1, hc1) if hi1 < hi2 else (hi2, hc2) if hi2 < hi1 else (hi1, hc1 and hc2)
+            out.append(Interval(_node(lo), _node(hi), lc and not lo[0], hc and not hi[0]))
+    return canonical_intervals(out)
 
 
 def flip(op: str) -> str:
