@@ -466,10 +466,11 @@ def absolute_value_bounds(chain: list[list[tuple[str, str]]], ops: list[str]) ->
             sides.append(expression(p))
         except ParseError:
             return None
-    at = [n for n, s in enumerate(sides) if s[0] == "func" and s[1] == "abs" and s[2][0][0] == "sym"]
+    at = [n for n, s in enumerate(sides) if s[0] == "func" and s[1] == "abs" and linear_form(s[2][0]) is not None]
     if len(at) != 1 or any(symbols_of(s) for n, s in enumerate(sides) if n != at[0]):
         return None
     k = at[0]
+    slope, intercept = linear_form(sides[k][2][0])  # type: ignore[misc]
     # normalise to lower/upper bounds on |x|
     lower = upper = None  # (value, closed)
     for n, op in enumerate(ops):
@@ -486,13 +487,41 @@ def absolute_value_bounds(chain: list[list[tuple[str, str]]], ops: list[str]) ->
     if lower is not None and exact_value(lower[0]) is not None and exact_value(lower[0]) < 0:
         lower = None
     if upper is not None and lower is None:
-        return Intervals((Interval(neg(upper[0]), upper[0], upper[1], upper[1]),))
-    if lower is not None and upper is None:
-        return Intervals((Interval(neg(oo), neg(lower[0]), False, lower[1]), Interval(lower[0], oo, lower[1], False)))
-    if lower is not None and upper is not None:
-        return Intervals((Interval(neg(upper[0]), neg(lower[0]), upper[1], lower[1]),
-                          Interval(lower[0], upper[0], lower[1], upper[1])))
-    return None
+        parts = [Interval(neg(upper[0]), upper[0], upper[1], upper[1])]
+    elif lower is not None and upper is None:
+        parts = [Interval(neg(oo), neg(lower[0]), False, lower[1]), Interval(lower[0], oo, lower[1], False)]
+    elif lower is not None and upper is not None:
+        parts = [Interval(neg(upper[0]), neg(lower[0]), upper[1], lower[1]),
+                 Interval(lower[0], upper[0], lower[1], upper[1])]
+    else:
+        return None
+    if (slope, intercept) == (1, 0):
+        return Intervals(tuple(parts))
+    # |m x + q| bounds on u = m x + q: x = (u - q) / m, ends swapped when m < 0
+    def to_x(u: Node) -> Node:
+        if is_infinite(u):
+            return u if slope > 0 else (u[1] if u[0] == "neg" else ("neg", u))
+        return ("div", ("add", (u, ("num", -intercept, 0))), ("num", slope, 0))
+    mapped = []
+    for p in parts:
+        lo, hi = to_x(p.lo), to_x(p.hi)
+        mapped.append(Interval(lo, hi, p.lo_closed, p.hi_closed) if slope > 0 else Interval(hi, lo, p.hi_closed, p.lo_closed))
+    return Intervals(tuple(mapped))
+
+
+def linear_form(node: Node) -> tuple[Fraction, Fraction] | None:
+    """(m, q) when node is m*x + q in one symbol with rational m != 0, q; else None."""
+    from .numeric import exact_value
+    from .parse import substitute
+
+    names = symbols_of(node)
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    values = [exact_value(substitute(node, name, ("num", Fraction(k), 0))) for k in (0, 1, 2)]
+    if any(v is None for v in values) or values[2] - values[1] != values[1] - values[0] or values[1] == values[0]:
+        return None
+    return values[1] - values[0], values[0]  # type: ignore[operator]
 
 
 def as_intervals(value: Value) -> list[Interval]:

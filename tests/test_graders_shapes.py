@@ -415,7 +415,19 @@ CASES_12 = [
  ("n^2", "$a_n=n^2$", E), ("n^2", "$a_n=n^3$", N),
 ]
 
-ALL = CASES_12 + CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
+# set operations, merged unions, absolute values of linear expressions
+CASES_13 = [
+ ("\\{2\\}", "\\{1, 2\\} \\cap \\{2, 3\\}", E), ("\\{1\\}", "\\{1, 2\\} \\setminus \\{2\\}", E),
+ ("[1, 5]", "[1, 3] \\cup [2, 5]", E), ("(0, 2)", "(0, 1] \\cup (1, 2)", E), ("(0,2)", "(0,1) \\cup (1,2)", N),
+ ("(-\\infty, \\infty)", "(-\\infty, 0] \\cup (0, \\infty)", E), ("[2, 3]", "[2, 3] \\cap [1, 4]", E),
+ ("[1,2]", "[1,2) \\cup \\{2\\}", E), ("(1,2)", "[1,2) \\setminus \\{1\\}", E), ("[1,2]", "[1,2) \\setminus \\{1\\}", N),
+ ("243", "The answer is 3**5.", E), ("12", "Answer: **12** apples", E),
+ ("(-1,3)", "|x-1| < 2", E), ("(-1,3)", "|1-x| < 2", E), ("(-1,3)", "|x-1| \\le 2", N),
+ ("(-\\infty,-1] \\cup [3,\\infty)", "|x-1| \\ge 2", E), ("[-3,-1] \\cup [3,5]", "2 \\le |x-1| \\le 4", E),
+ ("(-1,2)", "|2x-1| < 3", E),
+]
+
+ALL = CASES_13 + CASES_12 + CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
 
 
 
