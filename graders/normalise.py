@@ -43,7 +43,7 @@ ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|
 TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")
 SPACING_RE = re.compile(r"(?<!\\)\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
 DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\{\s*o\s*\}")
-THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+THOUSANDS_RE = re.compile(r"(?<![\d.,])(?!0,)\d{1,3}(?:,\d{3})+(?![\d,])")
 TIME_OF_DAY_RE = re.compile(r"^(\d{1,2}):(\d{2})\s*(?:([apAP])\.?\s*[mM]\.?)?$")
 PERCENT_RE = re.compile(r"\s*(?:%|\bpercent(?:age points?)?|\bper cent|\bpct\.?|\bpercentage points?|\bpp)$")
 TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])|(?<![a-zA-Z\\])(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
