@@ -228,7 +228,12 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     if boxes and not (final is not None and final.start() > boxes[-1][1] and clean_tail(final.group(1))
                       and _states_final_answer(text, final)):
         if several:
-            distinct = list(dict.fromkeys(b[2] for b in boxes))
+            # the last group of boxes close to each other ("$\\boxed{2}$ or $\\boxed{3}$"), not
+            # a box given to an intermediate result paragraphs earlier
+            first = len(boxes) - 1
+            while first > 0 and boxes[first][0] - boxes[first - 1][1] <= 200:
+                first -= 1
+            distinct = list(dict.fromkeys(b[2] for b in boxes[first:]))
             if len(distinct) > 1:
                 return ", ".join(distinct), "boxed"
         after = text[boxes[-1][1]: boxes[-1][1] + 16]
