@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import sys
 import time
 from dataclasses import dataclass

@@ -15,12 +15,14 @@ keeps them). Deterministic: a fixed seed, no hash-ordered iteration.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import random
 import re
 import sys
 from fractions import Fraction
+from math import comb, gcd
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -485,7 +487,6 @@ def labelled_pairs(rng: random.Random) -> list[dict]:
         out.append(pair("labelled", gold, respond(ans, rng, rng.choice(["boxed_final", "sentence", "bare"])), equal))
     for _ in range(20):
         a, b = rng.sample(range(1, 15), 2)
-        from math import gcd
         g = gcd(a, b)
         a, b = a // g, b // g
         if a == b:
@@ -845,9 +846,6 @@ def intervals_pairs(rng: random.Random) -> list[dict]:
         shape = rng.randrange(4)
         lo, hi = (a, b) if shape < 2 else ((None, b) if shape == 2 else (a, None))
         lc, hc = rng.random() < 0.5, rng.random() < 0.5
-        if lo is None or hi is None:
-            if lo is not None and hi is None and rng.random() < 0.3 and lc is False:
-                pass
         var = rng.choice(["x", "x", "t", "a"])
         iv, iq = interval(lo, hi, lc, hc), ineq(lo, hi, lc, hc, var)
         if lo is not None and hi is not None and not lc and not hc:
@@ -905,12 +903,11 @@ def intervals_pairs(rng: random.Random) -> list[dict]:
 
 def approx_pairs(rng: random.Random) -> list[dict]:
     out = []
-    exacts = [(lambda: Fraction(rng.randint(1, 9), rng.choice([3, 6, 7, 9, 11])), None)]
     for _ in range(90):
         kind = rng.randrange(3)
         equal = rng.random() < 0.55
         if kind == 0:
-            v = exacts[0][0]()
+            v = Fraction(rng.randint(1, 9), rng.choice([3, 6, 7, 9, 11]))
             if terminating(v) or v.denominator == 1:
                 continue
             value = v if equal else wrong_number(v, rng)
@@ -1040,7 +1037,6 @@ def notation_pairs(rng: random.Random) -> list[dict]:
             out.append(pair("notation", gold, respond(written, rng), equal))
         else:
             n, k = rng.randint(4, 10), rng.randint(1, 3)
-            from math import comb
             value = comb(n, k) if equal else comb(n, k) + rng.choice([1, -1, n])
             out.append(pair("notation", str(value), respond(f"\\binom{{{n}}}{{{k}}}", rng), equal))
     return out
@@ -1188,7 +1184,6 @@ def exam_choice_pairs(rng: random.Random) -> list[dict]:
             equal = rng.random() < 0.5
             ci = gi if equal else rng.choice([i for i in range(len(options)) if i != gi])
             out.append(pair("choice_text", gold, option_response(letters, ci, texts, rng, zh=False), equal))
-    import csv
     ceval = sorted((data_dir() / "ceval" / "val").glob("*.csv")) if (data_dir() / "ceval" / "val").exists() else []
     rows = []
     for path in ceval:
