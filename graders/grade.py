@@ -93,6 +93,10 @@ def gold_answer(gold: str) -> tuple[str, str]:
         return ", ".join(distinct), "gold-boxed"
     if "####" in stripped:  # a GSM8K answer key: the worked solution, then '#### 18'
         return stripped.rsplit("####", 1)[1].strip(), "gold-gsm8k"
+    if re.match(r"\s*(?:答案|答|final answer|answer)\s*(?:是|为|[:：])", stripped, re.I):  # "答案：17"
+        answer, how = extract_answer(stripped)
+        if answer:
+            return answer, f"gold-{how}"
     if not re.search(r"\$|\\\(|\\\[|\n", stripped) or re.fullmatch(r"\$+[^$]*\$+", stripped):
         return stripped, "bare"
     outside = re.sub(r"或者|或|和|及", " ", MATH_SPAN_RE.sub(" ", stripped))

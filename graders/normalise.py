@@ -107,6 +107,10 @@ def normalise(answer: str) -> Normalised:
     if len(quad_parts) > 1 and sum("=" in part for part in quad_parts) >= 2:  # x = 2 \quad x = 3
         text = ", ".join(part.strip().strip(",") for part in quad_parts if part.strip().strip(","))
     text = SPACING_RE.sub(" ", text)
+    # "x > 2 and x < 5": inequalities joined by "and" hold together (an intersection)
+    conj = re.split(r"\s*(?:\\text\s*\{\s*and\s*\}|\band\b|\\land\b|\\wedge\b)\s*", text)
+    if len(conj) > 1 and all(re.search(r"[<>]|\\(?:le|ge|leq|geq|lt|gt)\b", part) for part in conj):
+        text = " \\cap ".join(conj)
     text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
     text = re.sub(r"(\d)\s*[xX]\s*(?=10\s*\^)", r"\1 \\times ", text)  # 7.4x10^8
     text = re.sub(r"\\(?:num|SI|si)\s*\{([^{}]*)\}(?:\s*\{[^{}]*\})?", r"\1", text)  # siunitx \num{1234}, \SI{5}{\metre}

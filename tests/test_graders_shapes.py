@@ -426,6 +426,8 @@ CASES_13 = [
  ("(-\\infty,-1] \\cup [3,\\infty)", "|x-1| \\ge 2", E), ("[-3,-1] \\cup [3,5]", "2 \\le |x-1| \\le 4", E),
  ("(-1,2)", "|2x-1| < 3", E),
  ("0.125", "0,125", E), ("125", "0,125", N), ("3.5\\%", "3,5 %", E), ("12.5\\%", "12,5%", E),
+ ("答案：17", "The answer is 17.", E), ("(2, 5)", "x > 2 and x < 5", E), ("[-1, 4)", "x \\ge -1 \\text{ and } x < 4", E),
+ ("(2,5)", "x>2 \\text{ or } x<5", N), ("2, 3", "x = 2 and x = 3", E),
 ]
 
 ALL = CASES_13 + CASES_12 + CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
