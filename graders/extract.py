@@ -208,6 +208,14 @@ def last_math(text: str) -> str | None:
 def extract_answer(response: str, several: bool = False) -> tuple[str | None, str]:
     """(answer text, how it was found); (None, 'none') when the response holds nothing.
 
+    See _extract_answer; money marked while reading ('＄') is written '$' again."""
+    answer, how = _extract_answer(response, several)
+    return (answer.replace("\uff04", "$") if answer is not None else None), how
+
+
+def _extract_answer(response: str, several: bool = False) -> tuple[str | None, str]:
+    """(answer text, how it was found); (None, 'none') when the response holds nothing.
+
     `several`: the gold has several answers, so several different boxes are read as one
     list ('$\\boxed{2}$ or $\\boxed{3}$'); otherwise the last box counts. A "final answer"
     statement after the last box wins over it.
@@ -215,7 +223,7 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     if response is None:
         return None, "none"
     # an escaped dollar (\\$36) is money, not a maths delimiter: full-width here, '$' again after NFKC
-    text = vulgar_fractions(response[-MAX_SCAN:].replace("\\$", "\uff04"))
+    text = mark_currency(vulgar_fractions(response[-MAX_SCAN:].replace("\\$", "\uff04")))
     tagged = _last_match_obj(ANSWER_TAG_RE, text)
     if tagged is not None and tagged.group(1).strip():  # <answer>351/2</answer>
         inner = tagged.group(1).strip()
@@ -269,6 +277,38 @@ def extract_answer(response: str, several: bool = False) -> tuple[str | None, st
     if stripped and len(response) <= MAX_SCAN:
         return stripped, "whole"
     return None, "none"
+
+
+def mark_currency(text: str) -> str:
+    """Dollar signs that are money, not maths delimiters, become '＄' (a '$' again after NFKC):
+    a '$' before a digit whose would-be maths span holds prose ('$12 and gets $'), ends in a
+    space ('9 * $2 = $18') or is followed by a digit. One pass, left to right."""
+    if "$" not in text:
+        return text
+    out = []
+    pos = 0
+    while True:
+        start = text.find("$", pos)
+        if start < 0:
+            out.append(text[pos:])
+            return "".join(out)
+        if text.startswith("$$", start):  # display maths: skip to its end
+            end = text.find("$$", start + 2)
+            end = len(text) if end < 0 else end + 2
+            out.append(text[pos:end])
+            pos = end
+            continue
+        close = text.find("$", start + 1)
+        content = text[start + 1: close] if close > 0 else text[start + 1:]
+        money = content[:1].isdigit() and (close < 0 or _has_words(content) or content != content.rstrip()
+                                           or text[close + 1: close + 2].isdigit() or len(content) > 300)
+        if money:
+            out.append(text[pos:start] + "\uff04")
+            pos = start + 1
+        else:
+            end = len(text) if close < 0 else close + 1
+            out.append(text[pos:end])
+            pos = end
 
 
 def _states_final_answer(text: str, match: re.Match) -> bool:

@@ -174,6 +174,7 @@ def normalise(answer: str) -> Normalised:
         text = PERCENT_RE.sub("", text).strip()
     text = re.sub(r"^\$\s*", "", text).strip()
     text = re.sub(r"^-\s*\$\s*", "-", text).strip()
+    text = re.sub(r"(?<=[\s=+*/(-])\$(?=\d)", "", text)  # money inside a worked line: 9 * $2 = $18
     m = UNIT_RE.search(text)
     if m and not re.fullmatch(r"\s*(?:" + UNIT_WORDS + r")\s*", text):
         unit = unit or m.group().strip()

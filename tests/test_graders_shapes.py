@@ -430,7 +430,16 @@ CASES_13 = [
  ("(2,5)", "x>2 \\text{ or } x<5", N), ("2, 3", "x = 2 and x = 3", E),
 ]
 
-ALL = CASES_13 + CASES_12 + CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
+# dollar signs that are money, not maths delimiters
+CASES_14 = [
+ ("9", "She pays $12 and gets $3 back, so she spent $9.", E), ("3", "She pays $12 and gets $3 back, so she spent $9.", N),
+ ("9", "She pays $12 and gets $3 back.\nSo she spent $9 in total.", E),
+ ("18", "Janet makes 9 * $2 = $18 every day.", E), ("2", "Janet makes 9 * $2 = $18 every day.", N),
+ ("1.50", "Each costs $1.50, so 4 cost $6.00. The answer is $1.50.", E),
+ ("\\frac{1}{2}", "Thus $x = \\frac{1}{2}$.", E), ("7", "We get $3 + 4 = 7$.", E), ("12", "The total is $12$.", E),
+]
+
+ALL = CASES_14 + CASES_13 + CASES_12 + CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
 
 
 
