@@ -384,6 +384,7 @@ def _is_math_word(word: str, prev: str, nxt: str) -> bool:
         if bare in ("a", "A", "I"):
             return bool(re.match(r"[=+\-*/^<>]", nxt) or re.search(r"[=+\-*/^<>]$", prev))
         return True
+    bare = re.sub(r"(?<=\d)/[A-Za-z]+$", "", bare)  # $18,000/year: a rate's unit
     letters = re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[A-Za-z]+", "", bare))
     if any(w.lower() not in MATH_WORD_NAMES for w in letters):
         return False

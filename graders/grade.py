@@ -288,6 +288,8 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
                 number = plain
             else:
                 number = prose_numbers(answer, several)
+        elif "=" in answer and how in ("whole", "last-math", "last-sentence", "boxed"):
+            number = answer  # a worked line: its value after the last '=' is tried below
         if number is None:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
         answer, how = number, "last-number"
@@ -295,7 +297,16 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
         try:
             answer_value = parse_value(a_norm.text)
         except ParseError as e2:
-            return verdict(False, answer, "none", f"could not read the answer as maths ({e2})", how)
+            # a worked line that does not parse whole ("12/20 x 100% = 60%"): its last value
+            tail = number.rsplit("=", 1)[1].strip() if "=" in number else ""
+            try:
+                if not tail:
+                    raise e2
+                a_norm = normalise(tail)
+                answer_value = parse_value(a_norm.text)
+                answer = tail
+            except ParseError:
+                return verdict(False, answer, "none", f"could not read the answer as maths ({e2})", how)
     if a_norm.percent and not g_norm.percent:
         return verdict(False, answer, "numeric",
                        f"the answer is a percent ({a_norm.text}%) and the gold {gold!r} is not: not converted", how)

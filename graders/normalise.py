@@ -175,6 +175,11 @@ def normalise(answer: str) -> Normalised:
     text = re.sub(r"^\$\s*", "", text).strip()
     text = re.sub(r"^-\s*\$\s*", "-", text).strip()
     text = re.sub(r"(?<=[\s=+*/(-])\$(?=\d)", "", text)  # money inside a worked line: 9 * $2 = $18
+    rate = re.search(r"(?<=\d)\s*/\s*(?:year|yr|month|mo|week|wk|day|hour|hr|h|minute|min|second|sec|s|person|"
+                     r"each|unit|item|kg|lb|pound|mile|km|gallon|liter|litre|dozen|box|bag|page)s?\.?$", text)
+    if rate:  # $18,000/year, 45 miles/hour: a rate's unit
+        unit = unit or rate.group().strip()
+        text = text[: rate.start()].strip()
     m = UNIT_RE.search(text)
     if m and not re.fullmatch(r"\s*(?:" + UNIT_WORDS + r")\s*", text):
         unit = unit or m.group().strip()

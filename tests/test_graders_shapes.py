@@ -437,6 +437,10 @@ CASES_14 = [
  ("18", "Janet makes 9 * $2 = $18 every day.", E), ("2", "Janet makes 9 * $2 = $18 every day.", N),
  ("1.50", "Each costs $1.50, so 4 cost $6.00. The answer is $1.50.", E),
  ("\\frac{1}{2}", "Thus $x = \\frac{1}{2}$.", E), ("7", "We get $3 + 4 = 7$.", E), ("12", "The total is $12$.", E),
+ ("60\\%", "This is 12/20 x 100% = 60% of the entire students.", E),
+ ("60", "This is 12/20 x 100% = 60% of the entire students.", N),
+ ("25000", "She gets: $50,000 * 50% = $25,000", E), ("18000", "$1500/month * 12 months/year = $18,000/year", E),
+ ("45", "45 miles/hour", E), ("10000", "So they make 200 hours * $50/hour = $10000 a day.", E),
 ]
 
 ALL = CASES_14 + CASES_13 + CASES_12 + CASES_11 + CASES_10 + CASES_9 + CASES_0 + CASES_1 + CASES_2 + CASES_3 + CASES_4 + CASES_5 + CASES_6 + CASES_7 + CASES_8
