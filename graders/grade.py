@@ -145,6 +145,7 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     from . import sandbox
 
     gold = unescape("" if gold is None else str(gold))
+    requested_kind = kind
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown grading kind {kind!r}; expected one of {', '.join(KINDS)}")
     if response is None or not str(response).strip():
@@ -179,7 +180,7 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
             return Verdict(False, None, "none", f"no number in the answer ({how})", how)
         answer, how = word, "number-word"
     with sandbox.deadline(deadline_s):
-        v = grade_math_answer(gold_text, answer, how, response)
+        v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric")
     if gold_how != "bare":
         v = Verdict(v.equal, v.extracted, v.method, f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]",
                     v.extraction, v.details)
@@ -250,7 +251,10 @@ def decimal_comma(text: str) -> str | None:
     return f"{sign}{whole}.{frac}"
 
 
-def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdict:
+def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True) -> Verdict:
+    """`percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
+    10). A pack that asks for kind="numeric" (GSM8K: golds are bare numbers, answers keep their
+    signs) compares the number instead."""
     from .equivalence import compare
     from .structure import Expr, Items, parse_value
 
@@ -307,7 +311,7 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
                 answer = tail
             except ParseError:
                 return verdict(False, answer, "none", f"could not read the answer as maths ({e2})", how)
-    if a_norm.percent and not g_norm.percent:
+    if a_norm.percent and not g_norm.percent and percent_strict:
         return verdict(False, answer, "numeric",
                        f"the answer is a percent ({a_norm.text}%) and the gold {gold!r} is not: not converted", how)
     decision = compare(gold_value, answer_value, gold_percent=g_norm.percent)

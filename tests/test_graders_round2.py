@@ -222,6 +222,13 @@ def test_round_two_case(gold, response, equal):
         assert verdict.equal is not True, verdict
 
 
+def test_percent_answers_to_a_bare_number_gold():
+    assert grade("10", "10\\%").equal is not True            # kind inferred: 10% is not 10
+    assert grade("10\\%", "10").equal is True                # the gold is a percent
+    assert grade("60", "60%", kind="numeric").equal is True    # GSM8K: bare-number golds
+    assert grade("60", "0.6", kind="numeric").equal is not True
+
+
 def test_choice_golds_with_option_text_are_choices():
     assert infer_kind("(C) 40 km") == "choice"
     assert infer_kind("B. Lisbon") == "choice"
