@@ -298,12 +298,12 @@ def test_a_16_by_16_set_is_decided_within_one_deadline():
     answer = "\\{" + ", ".join(f"|x + {k}|" for k in reversed(range(1, 17))) + "\\}"
     start = time.monotonic()
     verdict = grade(gold, answer)
-    assert time.monotonic() - start < sandbox.DEFAULT_DEADLINE_S + 2
+    assert time.monotonic() - start < sandbox.DEFAULT_DEADLINE_S + 5  # slack for a loaded machine
     assert verdict.equal is True and verdict.method == "set"
     # a deadline too short for the work: back within it, undecided, never a guess
     start = time.monotonic()
     verdict = grade(gold, answer, deadline_s=0.01)
-    assert time.monotonic() - start < 0.01 + 2
+    assert time.monotonic() - start < 0.01 + 5
     assert verdict.equal in (True, None)
     if verdict.equal is None:
         assert "undecided" in verdict.reason
@@ -323,7 +323,7 @@ def test_grade_works_from_a_script_without_a_main_guard(tmp_path):
 def test_prestart_does_not_block():
     start = time.monotonic()
     thread = sandbox.prestart()
-    assert time.monotonic() - start < 0.5
+    assert time.monotonic() - start < 2  # starting a thread, not importing sympy (~1-2 s)
     thread.join(timeout=120)
     assert sandbox.run("ping") == "pong"
 
