@@ -1953,6 +1953,49 @@ def agieval_math_solution_pairs(rng):
     return out
 
 
+# --- twenty-fourth round: MATH-500 answers with other closing phrases -------------------------
+
+CLOSINGS = [
+    "Thus, the final answer is: $\\boxed{{{a}}}$",
+    "We conclude that the answer is ${a}$.",
+    "Hence the required value equals ${a}$.",
+    "The final result is $\\boxed{{{a}}}$.",
+    "Answer — ${a}$",
+    "∴ The answer is ${a}$.",
+    "In conclusion, $\\boxed{{{a}}}$ is the answer.",
+    "Final answer: \\( {a} \\)",
+    "So, putting everything together, we get \\[\\boxed{{{a}}}.\\]",
+    "The answer is therefore ${a}$, as required.",
+    "**Result:** $\\displaystyle {a}$",
+    "最终答案：$\\boxed{{{a}}}$",
+]
+OPENINGS = ["To solve this, I'll first restate the problem.", "Let me think about this carefully.",
+            "We are asked to find the quantity described.", "Okay, so I need to figure this out.",
+            "Here's a step-by-step solution."]
+
+
+def math500_answer_pairs(rng):
+    """MATH-500 answers as bare golds, answered in closing phrases not used elsewhere."""
+    out = []
+    rows = read_jsonl(data_dir() / "math500" / "test.jsonl")
+    for item in rng.sample(rows, 200):
+        ans = item["answer"]
+        if ans in TEXT_SWAP or "\\text" in ans or "\\mbox" in ans:
+            continue
+        equal = rng.random() < 0.55
+        simple = simple_value(ans)
+        if simple is not None and not simple[1] and not simple[2]:
+            v = simple[0]
+            written = tex_number(v if equal else wrong_number(v, rng), rng)
+        else:
+            written = cosmetic(ans, rng) if equal else mutate_answer(ans, rng)
+            if written is None:
+                continue
+        resp = rng.choice(OPENINGS) + "\n\n" + reasoning(rng) + "\n\n" + rng.choice(CLOSINGS).format(a=written)
+        out.append(pair("last_math_span", ans, resp, equal))
+    return out
+
+
 GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_notation_pairs, gold_solution_pairs, last_math_span_pairs, labelled_pairs, several_answers_pairs, escaped_pairs,
               choice_pairs, sets_pairs, numbers_pairs, intervals_pairs, approx_pairs, percent_pairs,
               mixed_number_pairs, notation_pairs, false_positive_pairs,
@@ -1961,7 +2004,7 @@ GENERATORS = [gsm8k_solution_pairs, exam_choice_pairs, gaokao_cloze_pairs, more_
               word_answer_pairs, prose_fraction_pairs, plain_text_maths_pairs, verified_answer_pairs,
               unicode_and_box_text_pairs, plain_roots_pairs, markup_answer_pairs,
               plain_notation_pairs, matrix_equation_pairs, multilingual_pairs,
-              agieval_math_solution_pairs]
+              agieval_math_solution_pairs, math500_answer_pairs]
 
 
 def build() -> str:
