@@ -543,6 +543,10 @@ async def _run_async(settings: RunSettings) -> int:
         manifest = dict(make_manifest(settings, pack, items, served, model), engine=engine)
         manifest, done = prepare_run_dir(settings, manifest)
         write_json_atomic(settings.run_dir / MANIFEST, manifest)
+        if pack.needs_sympy:   # importing sympy takes 1-2 s: not on the first item's grade
+            from .graders import sandbox
+
+            sandbox.prestart()
 
         def finished(record: dict) -> bool:
             return record["outcome"] != "error" or not settings.retry_errors
