@@ -275,6 +275,9 @@ def _own_rank(t: Tok) -> int | None:
 def top_drift(a: Tok, b: Tok, level: str) -> float:
     """Largest |lp difference| over the alternatives both positions list (opaque "" excluded):
     two engines given the same prefix should agree here up to float noise."""
+    if a.top == b.top:          # the same list (the common case of a shared prefix): no drift
+        return 0.0
+
     def table(t: Tok) -> dict[Any, float]:
         return {key(x, level): x.logprob for x in t.top
                 if x.logprob is not None and not (level == "text" and x.text == "")}
