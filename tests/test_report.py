@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,8 @@ try:
     from runfactory import make_run, paired_outcomes, rec
 except ImportError:  # tests/ imported as a package
     from tests.runfactory import make_run, paired_outcomes, rec
+
+from browser import chromium, chromium_binary
 
 from evalsuite.analysis.report import report_main
 
@@ -117,20 +117,6 @@ def test_unusable_input_exits_2(tmp_path):
     err = io.StringIO()
     assert report_main([a, b], tmp_path / "r.html", diff=tmp_path / "bad.json", out=io.StringIO(), err=err) == 2
     assert "counts" in err.getvalue()
-
-
-def chromium_binary() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("chromium absent: install Debian's `chromium` package (apt-get install -y chromium) to render the report")
-
-
-def chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                           f"--user-data-dir={profile}", *args],
-                          capture_output=True, timeout=120, check=False)
 
 
 def test_report_renders_in_headless_chromium(tmp_path):

@@ -61,7 +61,7 @@ def test_gallery_shows_every_prompt_with_embedded_renders(two_runs, tmp_path):
     assert "path cmds" in page and "exactly 3 &lt;circle&gt;" in page
     assert page.count('class="outcome correct"') == 3 and "not in this run" in page
     # an answer without SVG: said once, and what the model wrote instead is shown
-    assert "no SVG in the answer" in page and "Sorry, no." in page
+    assert "what the model wrote (no SVG in the answer)" in page and "Sorry, no." in page
 
 
 def test_gallery_without_rendering_uses_only_what_is_there(two_runs, tmp_path):

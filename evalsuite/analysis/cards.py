@@ -65,7 +65,7 @@ def divergence_card(item: Mapping[str, Any]) -> dict[str, Any]:
         "tokens": _token_rows(item),
         "sides": _sides(item),
         "top": _top_rows(item),
-        "other": [(k, clip(str(v), MAX_OTHER_CHARS)) for k, v in item.items()
+        "other": [(k, clip(v, MAX_OTHER_CHARS) if isinstance(v, str) else v) for k, v in item.items()
                   if k not in _DRAWN and v is not None and not isinstance(v, (dict, list))
                   and not k.endswith("_outcome")],
         "notes": [str(n) for n in item.get("notes") or []],

@@ -23,7 +23,7 @@ def render_html(result: DiffResult, title: str | None = None) -> str:
     title = title or f"evalsuite diff: {result.baseline.label} vs {result.candidate.label}"
     items = [_finite(i.to_dict()) for i in result.items]
     shown = sort_divergences([i for i in items if is_divergence(i)])
-    return render("diff.html.j2", title=title, tau=number(result.tau), runs=runs_rows(result),
+    return render("diff.html.j2", title=title, tau=f"{result.tau:g}", runs=runs_rows(result),
                   summary=result.summary_line(), answer_changes=sum(i.answer_changed for i in result.items),
                   correctness_changes=sum(i.correctness_changed for i in result.items), counts=result.counts,
                   settings_notes=list(result.settings_notes), n_shown=len(shown),
