@@ -121,19 +121,11 @@ def tasks() -> None:
     from .tasks import get_pack, pack_names
 
     rows = []
-    for name in pack_names():
-        try:
-            pack = get_pack(name)
-        except ModuleNotFoundError:
-            continue
+    from .tasks.presets import PRESETS
+
+    packs = [(name, get_pack(name)) for name in pack_names()] + [(name, make()) for name, make in PRESETS.items()]
+    for name, pack in packs:
         rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source))
-    try:
-        from .tasks.presets import PRESETS
-        for name, make in PRESETS.items():
-            pack = make()
-            rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source))
-    except ModuleNotFoundError:
-        pass
     width = max(len(r[0]) for r in rows)
     typer.echo(f"{'pack'.ljust(width)}  {'items':>6}  description / data")
     for name, count, desc, source in rows:

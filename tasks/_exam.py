@@ -226,7 +226,7 @@ def grade_choice(item: Item, answer_text: str) -> Verdict:
 
 def grade_cloze(item: Item, answer_text: str) -> Verdict:
     """Fill-in-the-blank items go to the math grader."""
-    from ..graders import grade_math  # written by the graders engineer; imported when needed
+    from ..graders import grade_math  # sympy and the grading rules: imported when a cloze item is graded
 
     return grade_math(item.gold, answer_text or "")
 

@@ -7,12 +7,8 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 
-try:
-    from runfactory import make_run, paired_outcomes, rec
-except ImportError:  # tests/ imported as a package
-    from tests.runfactory import make_run, paired_outcomes, rec
+from runfactory import make_run, paired_outcomes, rec
 
 from browser import chromium, chromium_binary
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .cards import divergence_card, is_divergence, sort_divergences
 from .diff import DiffResult, _finite
-from .html_page import number, render
+from .html_page import render
 
 MAX_ITEMS_SHOWN = 200
 
