@@ -7,10 +7,8 @@ import json
 import re
 from pathlib import Path
 
-
-from runfactory import make_run, paired_outcomes, rec
-
 from browser import chromium, chromium_binary
+from runfactory import make_run, paired_outcomes, rec
 
 from evalsuite.analysis.report import report_main
 

@@ -799,8 +799,8 @@ class RunSide:
 
     @property
     def accuracy(self) -> float | None:
-        graded = self.n - self.n_errors
-        return self.n_correct / graded if graded else None
+        from .stats import accuracy
+        return accuracy(self.n_correct, self.n, self.n_errors)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "label": self.label, "endpoints": list(self.endpoints), "n": self.n,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .stats import median, wilson
+from .stats import accuracy, median, wilson
 
 OUTCOMES = ("correct", "wrong", "unextracted", "truncated", "error")
 
@@ -18,7 +18,7 @@ def _rates(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n_items": n, "n_correct": counts["correct"], "n_wrong": counts["wrong"],
         "n_unextracted": counts["unextracted"], "n_truncated": counts["truncated"], "n_errors": counts["error"],
-        "accuracy": counts["correct"] / graded if graded else None, "accuracy_ci95": [lo, hi],
+        "accuracy": accuracy(counts["correct"], n, counts["error"]), "accuracy_ci95": [lo, hi],
     }
 
 
