@@ -33,7 +33,7 @@ from .html_page import clip, number, render, seconds
 MAX_ANSWER_CHARS = 4_000
 MAX_REASONING_CHARS = 20_000
 MAX_QUESTION_CHARS = 3_000
-MAX_DIVERGENCE_CARDS = 200
+MAX_DIVERGENCE_CARDS = 50        # the worst ones; all of them are on the diff page and in its JSON
 
 
 def table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], text_columns: int = 1) -> dict[str, Any]:
