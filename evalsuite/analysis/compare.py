@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from ..store import Run, RunFolderError, load_run
-from .stats import McNemar, mcnemar_exact, mean, median, percentile, wilson
+from .stats import McNemar, accuracy, mcnemar_exact, mean, median, percentile, wilson
 
 DERIVED_HOW = "derived: completion_tokens × reasoning chars ÷ (reasoning + answer chars)"
 
@@ -127,8 +127,7 @@ class SubsetStats:
 
     @property
     def accuracy(self) -> float | None:
-        graded = self.n - self.n_errors
-        return self.n_correct / graded if graded else None
+        return accuracy(self.n_correct, self.n, self.n_errors)
 
 
 @dataclass(frozen=True)
@@ -230,7 +229,7 @@ class RunStats:
     @property
     def accuracy(self) -> float | None:
         """correct / (items − errors), as docs/records.md defines it."""
-        return self.n_correct / self.graded if self.graded else None
+        return accuracy(self.n_correct, self.n, self.n_errors)
 
     @property
     def ci95(self) -> tuple[float, float]:

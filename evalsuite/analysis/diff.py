@@ -830,8 +830,8 @@ class RunSide:
 
     @property
     def accuracy(self) -> float | None:
-        graded = self.n - self.n_errors
-        return self.n_correct / graded if graded else None
+        from .stats import accuracy
+        return accuracy(self.n_correct, self.n, self.n_errors)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "label": self.label, "endpoints": list(self.endpoints), "n": self.n,
@@ -1068,21 +1068,25 @@ def format_diff(result: DiffResult, verbose_items: int = 20) -> str:
     if shown:
         lines.append("")
     for i in shown[:verbose_items]:
-        where = "" if i.token_index is None else f" token {i.token_index} ({i.part} char {i.char_offset})"
-        toks = ""
+        at = []                      # where it diverged: token, the two tokens, the margin
+        if i.token_index is not None:
+            at.append(f"token {i.token_index} ({i.part} char {i.char_offset})")
         if i.baseline_token is not None or i.candidate_token is not None:
             bt = i.baseline_token.text if i.baseline_token else None
             ct = i.candidate_token.text if i.candidate_token else None
-            toks = f" {bt!r} -> {ct!r}"
-        m = "" if i.margin is None else f" m{'>=' if i.margin_is_bound else '='}{i.margin:.3g}"
-        merge = ""
+            at.append(f"{bt!r} -> {ct!r}")
+        if i.margin is not None:
+            at.append(f"m{'>=' if i.margin_is_bound else '='}{i.margin:.3g}")
+        facts = [" ".join(at)] if at else []
         if i.remerge is not None:
-            merge = (f", re-merged at baseline token {i.remerge.baseline_index} (after {i.remerge.baseline_tokens_between}"
-                     f"/{i.remerge.candidate_tokens_between} tokens; {i.remerge.agreed_tokens} agree to the end)")
+            facts.append(f"re-merged at baseline token {i.remerge.baseline_index} (after {i.remerge.baseline_tokens_between}"
+                         f"/{i.remerge.candidate_tokens_between} tokens; {i.remerge.agreed_tokens} agree to the end)")
         elif i.token_index is not None and i.verdict != "cut_prefix":
-            merge = ", no re-merge"
-        ans = f", answer {i.baseline_extracted!r} -> {i.candidate_extracted!r}" if i.answer_changed else ""
-        lines.append(f"  {i.verdict:<12} {i.id}:{where}{toks}{m}{merge}{ans}")
+            facts.append("no re-merge")
+        if i.answer_changed:
+            show = lambda v: "none" if v is None else repr(v)  # noqa: E731
+            facts.append(f"answer {show(i.baseline_extracted)} -> {show(i.candidate_extracted)}")
+        lines.append(f"  {i.verdict:<12} {i.id}" + (": " + ", ".join(facts) if facts else ""))
         lines.append(f"               {i.reason}")
     if len(shown) > verbose_items:
         lines.append(f"  ... {len(shown) - verbose_items} more (see --json / --html)")
