@@ -1,0 +1,109 @@
+"""llama.cpp's C++ `llama-server` end to end on the tiny GGUF (tests/tiny_gguf.py): speculation
+with a draft model (the same GGUF, so every draft is verifiable) and n-gram speculation, each
+off vs on through `evalsuite lossless`; a perturbed-weights candidate; and the server's own
+shapes (logprob entries, `timings`, `/props`, `/metrics`) that the client must read.
+
+Measured on 2 shared cores: ready in < 1 s, ~50 ms per 48-token request.
+"""
+from __future__ import annotations
+
+import pytest
+from engine_e2e import N_ITEMS, assert_identical_texts_are_identical, diff, lossless, run
+from engine_servers import LlamaCppServer
+
+pytestmark = [pytest.mark.llamacpp_server]
+
+DRAFTS = "spec_decode_num_draft_tokens_total"
+ACCEPTED = "spec_decode_num_accepted_tokens_total"
+CHAT = {"model": "tiny", "messages": [{"role": "user", "content": "Natalia sold 48 clips. How many in May?"}],
+        "max_tokens": 48, "temperature": 0, "logprobs": True, "top_logprobs": 3}
+
+
+@pytest.fixture(scope="module")
+def gguf(tiny_models):
+    return tiny_models("f32")
+
+
+@pytest.fixture(scope="module")
+def baseline_server(llama_server_bin, gguf):
+    server = LlamaCppServer(gguf).start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.slow
+def test_draft_model_speculation_on_vs_off_is_lossless(tmp_path, data_dir, gguf, baseline_server):
+    with LlamaCppServer(gguf, draft_model=gguf) as cand:
+        before = cand.metric(DRAFTS), cand.metric(ACCEPTED)
+        data = lossless(tmp_path, data_dir, baseline_server.url, cand.url, "llama-draft")
+        drafts, accepted = cand.metric(DRAFTS) - before[0], cand.metric(ACCEPTED) - before[1]
+    print(f"llama-server draft model: {accepted:.0f} of {drafts:.0f} drafted tokens accepted over {N_ITEMS} items")
+    assert drafts > 0 and accepted > 0, "the draft model never drafted: the test would prove nothing"
+    same = assert_identical_texts_are_identical(data, tmp_path / "llama-draft" / "baseline",
+                                                tmp_path / "llama-draft" / "candidate")
+    bad = [(i["id"], i["class"], i["reason"]) for i in data["items"] if i["class"] != "identical"]
+    assert not bad, bad
+    assert same == N_ITEMS
+
+
+@pytest.mark.slow
+def test_ngram_speculation_on_vs_off(tmp_path, data_dir, gguf, baseline_server):
+    # The random GGUF's greedy text rarely repeats, so n-gram drafting may never engage: the
+    # verdicts must be identical either way, and /metrics says which it was.
+    with LlamaCppServer(gguf, ngram=True) as cand:
+        before = cand.metric(DRAFTS)
+        data = lossless(tmp_path, data_dir, baseline_server.url, cand.url, "llama-ngram", n_items=30)
+        drafts = cand.metric(DRAFTS) - before
+    print(f"llama-server ngram: {drafts:.0f} drafted tokens over 30 items")
+    bad = [(i["id"], i["class"], i["reason"]) for i in data["items"] if i["class"] != "identical"]
+    assert not bad, bad
+
+
+@pytest.mark.slow
+def test_perturbed_weights_are_real_divergences(tmp_path, data_dir, tiny_models, baseline_server):
+    base_dir = run(tmp_path, data_dir, baseline_server.url, "base")
+    with LlamaCppServer(tiny_models("f32", perturb=0.5)) as cand:
+        cand_dir = run(tmp_path, data_dir, cand.url, "perturbed")
+    data = diff(tmp_path, base_dir, cand_dir, "perturbed")
+    assert_identical_texts_are_identical(data, base_dir, cand_dir)
+    real = [i for i in data["items"] if i["class"] == "real"]
+    print(f"llama-server perturbed: {data['counts']}")
+    assert len(real) >= N_ITEMS // 3, data["counts"]
+    for item in real:
+        assert item["margin"] is None or item["margin"] > 0.1, item
+
+
+def test_logprob_entries_and_timings_have_llama_server_shapes(baseline_server):
+    # Not the OpenAI shape: id and bytes beside token, in chat and in /v1/completions.
+    r = baseline_server.post("/v1/chat/completions", CHAT)
+    entries = r["choices"][0]["logprobs"]["content"]
+    assert entries and set(entries[0]) >= {"id", "token", "bytes", "logprob", "top_logprobs"}
+    assert set(entries[0]["top_logprobs"][0]) >= {"id", "token", "bytes", "logprob"}
+    # greedy: the emitted token is its own top-1
+    assert all(e["top_logprobs"][0]["id"] == e["id"] for e in entries)
+    # a partial UTF-8 byte token is merged into one entry: never more entries than tokens
+    assert len(entries) <= r["usage"]["completion_tokens"]
+    assert set(r["timings"]) >= {"prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "predicted_per_second"}
+    assert r["timings"]["predicted_n"] == r["usage"]["completion_tokens"]
+    c = baseline_server.post("/v1/completions", {"model": "tiny", "prompt": "The answer is", "max_tokens": 8,
+                                                 "temperature": 0, "logprobs": 3})
+    lp = c["choices"][0]["logprobs"]
+    assert "content" in lp and set(lp["content"][0]) >= {"id", "token", "bytes", "logprob"}, lp
+
+
+def test_speculative_tokens_come_back_without_logprobs(gguf, llama_server_bin):
+    # The server sets a drafted token's probability to 1 (a TODO in its source): logprob 0.0
+    # with no alternatives unstreamed, `logprobs: null` streamed. Clients must read these as
+    # missing, never as certainty; this test notices the day the server fixes it.
+    with LlamaCppServer(gguf, draft_model=gguf) as server:
+        r = server.post("/v1/chat/completions", CHAT)
+        stream = server.post_stream("/v1/chat/completions", CHAT)
+        props = server.props()
+    assert r["timings"].get("draft_n", 0) > 0 and r["timings"].get("draft_n_accepted", 0) > 0, r["timings"]
+    entries = r["choices"][0]["logprobs"]["content"]
+    blind = [e for e in entries if e["logprob"] == 0.0 and not e["top_logprobs"]]
+    assert blind, "no drafted token came back as logprob 0.0: the quirk is gone, update the client and docs"
+    chunks = [line for line in stream if line.startswith(b"data: {")]
+    assert any(b'"logprobs":null' in line for line in chunks)
+    # /props does not say that drafting is on
+    assert "none" in str(props.get("speculative", props.get("default_generation_settings", {}).get("speculative.types")))
