@@ -105,6 +105,7 @@ class EngineServer:
         self.proc: subprocess.Popen | None = None
         self.log = Path(tempfile.mkstemp(prefix=f"{self.name}-", suffix=".log")[1])
         self.start_seconds: float | None = None
+        self.warm_up_seconds: float | None = None
 
     @property
     def base(self) -> str:
@@ -133,12 +134,21 @@ class EngineServer:
                 status, body = _get(f"{self.url}/models", timeout=2)
                 if status == 200 and json.loads(body).get("data"):
                     self.start_seconds = time.monotonic() - t0
+                    self.warm_up()
                     return self
             except (OSError, ValueError):
                 pass
             time.sleep(0.5)
         self.stop()
         raise RuntimeError(f"{self.name} did not answer within {self.ready_timeout:.0f} s:\n{self.log_tail()}")
+
+    def warm_up(self) -> None:
+        """One short request: vLLM's first one takes ~40 s on CPU (kernels built on first use),
+        which would otherwise land on the first item of a run."""
+        t0 = time.monotonic()
+        self.post("/v1/chat/completions", {"model": MODEL_ALIAS, "max_tokens": 2, "temperature": 0,
+                                           "messages": [{"role": "user", "content": "hi"}]}, timeout=self.ready_timeout)
+        self.warm_up_seconds = time.monotonic() - t0
 
     def kill(self) -> None:
         """SIGKILL to the server's process group, as the OOM killer would."""

@@ -57,7 +57,7 @@ def diff(tmp_path: Path, base: Path, cand: Path, name: str, *extra) -> dict:
 def records(run_dir: Path) -> dict[str, dict]:
     from evalsuite.store import load_run
 
-    return load_run(run_dir).by_id()
+    return load_run(run_dir).by_id
 
 
 def texts(run_dir: Path) -> dict[str, tuple[str, str]]:
@@ -95,5 +95,6 @@ def start_all(*servers):
             s.stop()
         raise errors[0]
     for s in servers:
-        print(f"{s.name} on port {s.port}: ready in {s.start_seconds:.1f} s", file=sys.stderr)
+        print(f"{s.name} on port {s.port}: ready in {s.start_seconds:.1f} s, first request {s.warm_up_seconds:.1f} s",
+              file=sys.stderr)
     return servers
