@@ -22,8 +22,8 @@ so n-gram speculation never drafts, and random logits have near ties everywhere.
 - two cycles spell multi-byte characters (é € 😀 ж 中) byte by byte, so the servers meet tokens
   that are partial UTF-8.
 
-`perturb` adds relative noise to every weight: the first token moves for many items (a real
-divergence with a large margin), and items whose first token stays put remain byte-identical.
+`perturb` multiplies every weight by (1 + perturb * noise): the first token moves for some items
+(a real divergence), and items whose first token stays put remain byte-identical.
 """
 from __future__ import annotations
 
@@ -196,8 +196,8 @@ def build_model(fast, seed: int, perturb: float):
             for param in model.parameters():
                 if param.dim() < 2:
                     continue
-                scale = param.detach().abs().mean()
-                param.add_(torch.tensor(noise.standard_normal(tuple(param.shape)), dtype=torch.float32) * scale * perturb)
+                # multiplicative: the zero blocks that keep tokens and context apart stay zero
+                param.mul_(1 + torch.tensor(noise.standard_normal(tuple(param.shape)), dtype=torch.float32) * perturb)
     return model
 
 

@@ -113,8 +113,11 @@ def capture_llama_server(rec: Recorder) -> None:
                      "draft model on: drafted tokens come back with logprob 0.0 and empty top_logprobs; "
                      "timings.draft_n / draft_n_accepted", response=s.post("/v1/chat/completions", body))
             rec.save("llama_server-draft-chat-stream", "llama-server", v, body,
-                     "draft model on, streamed: drafted tokens have `logprobs: null`",
+                     "draft model on, streamed: chunks of drafted tokens carry no `logprobs` key",
                      lines=s.post_stream("/v1/chat/completions", body))
+            rec.save("llama_server-draft-props", "llama-server", v, {"GET": "/props"},
+                     "/props while drafting: default_generation_settings.params['speculative.types'] is still 'none'",
+                     response=json.loads(__import__("engine_servers")._get(f"{s.base}/props")[1]))
             metrics = __import__("engine_servers")._get(f"{s.base}/metrics")[1].decode()
             (FIXTURES / "llama_server-draft-metrics.txt").write_text(metrics)
             rec.index["llama_server-draft-metrics"] = {"file": "llama_server-draft-metrics.txt", "engine": "llama-server",

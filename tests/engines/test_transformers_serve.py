@@ -53,7 +53,7 @@ def test_prompt_lookup_on_vs_off_is_lossless(tmp_path, data_dir, tiny_hf, baseli
 
 def test_without_logprobs_only_differing_texts_are_undetermined(tmp_path, data_dir, tiny_hf, baseline_server):
     base_dir = run(tmp_path, data_dir, baseline_server.url, "base", n_items=N)
-    with TransformersServer(tiny_hf(perturb=0.1)) as cand:
+    with TransformersServer(tiny_hf(perturb=0.05)) as cand:
         cand_dir = run(tmp_path, data_dir, cand.url, "perturbed", n_items=N)
     data = diff(tmp_path, base_dir, cand_dir, "perturbed")
     tb, tc = texts(base_dir), texts(cand_dir)

@@ -41,7 +41,7 @@ def test_ngram_speculation_on_vs_off_is_lossless(tmp_path, data_dir, tiny_hf, ba
 
 def test_perturbed_weights_are_real_divergences(tmp_path, data_dir, tiny_hf, baseline_server):
     base_dir = run(tmp_path, data_dir, baseline_server.url, "base")
-    (cand,) = start_all(VllmServer(tiny_hf(perturb=0.1)))
+    (cand,) = start_all(VllmServer(tiny_hf(perturb=0.05)))
     try:
         cand_dir = run(tmp_path, data_dir, cand.url, "perturbed")
     finally:
