@@ -73,15 +73,24 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     2 bad usage / runs not comparable, 3 an endpoint went down (as `evalsuite run`)."""
     from .analysis.diff import diff_main
     from .runner import EXIT_ERRORS, EXIT_OK as RUN_OK, UsageError, run
+    from .speculation import delta, describe, fetch_counters
 
     root = s.run_dir or Path("results") / f"lossless-{s.pack}-{time.strftime('%Y%m%d-%H%M%S')}"
     folders = {"baseline": root / "baseline", "candidate": root / "candidate"}
     codes = {}
+    speculation: dict[str, dict] = {}
     try:
         for role, endpoint in (("baseline", s.baseline_endpoint), ("candidate", s.candidate_endpoint)):
             if not s.quiet:
                 print(f"{role}: {endpoint} -> {folders[role]}", file=sys.stderr)
+            # the server's own draft counters around the run: whether speculation engaged at all
+            before = fetch_counters(endpoint)
             codes[role] = run(run_settings(s, role, endpoint, folders[role]))
+            after = fetch_counters(endpoint)
+            moved = delta(before, after)
+            speculation[role] = {"before": before and before.to_dict(), "after": after and after.to_dict(),
+                                 "during_run": moved and moved.to_dict(), "summary": describe(moved)}
+            _write_speculation(root, speculation)
             if codes[role] not in (RUN_OK, EXIT_ERRORS):
                 print(f"error: the {role} run did not finish (exit {codes[role]}); its records are in {folders[role]}",
                       file=sys.stderr)
@@ -89,6 +98,11 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     except (UsageError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    for role in ("baseline", "candidate"):
+        echo(f"{role} {speculation[role]['summary']}")
+    if (speculation["baseline"]["during_run"] or {}).get("drafted", 0) > 0:
+        echo("warning: the baseline drafted tokens: run the baseline with speculation off, or its logprobs "
+             "may be missing where drafts were accepted")
     code = diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
                      json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
                      rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo)
@@ -97,3 +111,11 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
               file=sys.stderr)
         return EXIT_FAIL
     return code
+
+
+def _write_speculation(root: Path, speculation: dict) -> None:
+    """RUN_DIR/speculation.json: each server's draft counters before and after its run."""
+    from .store import write_json_atomic
+
+    root.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(root / "speculation.json", speculation)

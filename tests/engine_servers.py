@@ -14,6 +14,7 @@ tests/engines/ fill (EVALSUITE_ENGINE_CACHE, default ~/.cache/evalsuite/engines)
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -97,6 +98,7 @@ class EngineServer:
     port, with its output in a log file; ready when GET /v1/models lists a model."""
 
     name = "engine"
+    model_name = MODEL_ALIAS
 
     def __init__(self, port: int | None = None, env: dict | None = None, ready_timeout: float = 300.0):
         self.port = port or free_port()
@@ -126,6 +128,7 @@ class EngineServer:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                          env=dict(os.environ, **self.env), stdin=subprocess.DEVNULL)
+        atexit.register(self.stop)  # a test process that dies still stops its servers
         deadline = t0 + self.ready_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -133,20 +136,26 @@ class EngineServer:
             try:
                 status, body = _get(f"{self.url}/models", timeout=2)
                 if status == 200 and json.loads(body).get("data"):
-                    self.start_seconds = time.monotonic() - t0
-                    self.warm_up()
-                    return self
+                    break
             except (OSError, ValueError):
                 pass
             time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not answer within {self.ready_timeout:.0f} s:\n{self.log_tail()}")
+        else:
+            self.stop()
+            raise RuntimeError(f"{self.name} did not answer within {self.ready_timeout:.0f} s:\n{self.log_tail()}")
+        self.start_seconds = time.monotonic() - t0
+        try:
+            self.warm_up()
+        except OSError as exc:
+            self.stop()
+            raise RuntimeError(f"{self.name}'s first request failed: {exc}:\n{self.log_tail()}") from None
+        return self
 
     def warm_up(self) -> None:
         """One short request: vLLM's first one takes ~40 s on CPU (kernels built on first use),
         which would otherwise land on the first item of a run."""
         t0 = time.monotonic()
-        self.post("/v1/chat/completions", {"model": MODEL_ALIAS, "max_tokens": 2, "temperature": 0,
+        self.post("/v1/chat/completions", {"model": self.model_name, "max_tokens": 2, "temperature": 0,
                                            "messages": [{"role": "user", "content": "hi"}]}, timeout=self.ready_timeout)
         self.warm_up_seconds = time.monotonic() - t0
 
@@ -272,6 +281,8 @@ class TransformersServer(EngineServer):
         super().__init__(env=dict(env, **kwargs.pop("env", {})), ready_timeout=kwargs.pop("ready_timeout", 180.0),
                          **kwargs)
         self.model, self.extra_args = Path(model), extra_args
+        # the server answers only to the forced model's own name (its path)
+        self.model_name = str(self.model)
 
     def command(self) -> list[str]:
         python = transformers_python()

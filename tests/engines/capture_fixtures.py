@@ -24,8 +24,8 @@ FIXTURES = HERE / "fixtures"
 MULTIBYTE = "é€😀ж中"
 
 
-def chat(content: str, **extra) -> dict:
-    return {"model": MODEL_ALIAS, "messages": [{"role": "user", "content": content}], "max_tokens": 48,
+def chat(content: str, model: str = MODEL_ALIAS, **extra) -> dict:
+    return {"model": model, "messages": [{"role": "user", "content": content}], "max_tokens": 48,
             "temperature": 0, **extra}
 
 
@@ -176,12 +176,14 @@ def capture_transformers(rec: Recorder) -> None:
     model = tiny_hf_model()
     with TransformersServer(model) as s:
         v = "transformers " + (transformers_python().parent.parent / "pyvenv.cfg").read_text().split("version = ")[-1].strip()
-        body = chat("What is 3 times 7?", logprobs=True, top_logprobs=3, stream_options={"include_usage": True})
+        body = chat("What is 3 times 7?", s.model_name, logprobs=True, top_logprobs=3,
+                    stream_options={"include_usage": True})
         rec.save("transformers-chat-stream", "transformers serve", v, body,
                  "ignores logprobs; no `data: [DONE]`; usage on the last content chunk",
                  lines=s.post_stream("/v1/chat/completions", body))
         rec.save("transformers-chat", "transformers serve", v, chat("What is 3 times 7?", logprobs=True),
-                 "unstreamed: no logprobs", response=s.post("/v1/chat/completions", chat("What is 3 times 7?", logprobs=True)))
+                 "unstreamed: no logprobs",
+                 response=s.post("/v1/chat/completions", chat("What is 3 times 7?", s.model_name, logprobs=True)))
 
 
 def main(argv: list[str]) -> int:
