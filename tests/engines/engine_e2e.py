@@ -13,6 +13,7 @@ from pathlib import Path
 N_ITEMS = int(os.environ.get("EVALSUITE_ENGINE_ITEMS", "100"))
 MAX_TOKENS = 48
 CLI_TIMEOUT = 1500
+VERDICTS = ("identical", "near_tie", "suspicious", "real", "undetermined")
 
 
 def cli(*args, timeout: float = CLI_TIMEOUT) -> subprocess.CompletedProcess:
@@ -33,7 +34,8 @@ def lossless(tmp_path: Path, data_dir: Path, base_url: str, cand_url: str, name:
                "--run-dir", tmp_path / name, "--json", out_json, "--quiet", *extra)
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     data = json.loads(out_json.read_text())
-    assert sum(data["counts"].values()) == n_items, data["counts"]
+    assert sum(data["counts"][k] for k in VERDICTS) == n_items, data["counts"]
+    data["cli_output"] = proc.stdout
     return data
 
 

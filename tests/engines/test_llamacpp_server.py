@@ -41,6 +41,8 @@ def test_draft_model_speculation_on_vs_off_is_lossless(tmp_path, data_dir, gguf,
         drafts, accepted = cand.metric(DRAFTS) - before[0], cand.metric(ACCEPTED) - before[1]
     print(f"llama-server draft model: {accepted:.0f} of {drafts:.0f} drafted tokens accepted over {N_ITEMS} items")
     assert drafts > 0 and accepted > 0, "the draft model never drafted: the test would prove nothing"
+    assert f"candidate speculation engaged: {accepted:.0f} of {drafts:.0f} drafted tokens" in data["cli_output"]
+    assert "baseline speculation never engaged" in data["cli_output"]
     same = assert_identical_texts_are_identical(data, tmp_path / "llama-draft" / "baseline",
                                                 tmp_path / "llama-draft" / "candidate")
     bad = [(i["id"], i["class"], i["reason"]) for i in data["items"] if i["class"] != "identical"]
@@ -57,6 +59,10 @@ def test_ngram_speculation_on_vs_off(tmp_path, data_dir, gguf, baseline_server):
         data = lossless(tmp_path, data_dir, baseline_server.url, cand.url, "llama-ngram", n_items=30)
         drafts = cand.metric(DRAFTS) - before
     print(f"llama-server ngram: {drafts:.0f} drafted tokens over 30 items")
+    if drafts == 0:
+        assert "candidate speculation never engaged" in data["cli_output"]
+    else:
+        assert "candidate speculation engaged" in data["cli_output"]
     bad = [(i["id"], i["class"], i["reason"]) for i in data["items"] if i["class"] != "identical"]
     assert not bad, bad
 
