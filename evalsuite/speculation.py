@@ -110,7 +110,8 @@ def delta(before: SpecCounters | None, after: SpecCounters | None) -> SpecCounte
 def describe(moved: SpecCounters | None) -> str:
     """One line for a person: engaged (with the acceptance), never engaged, or not reported."""
     if moved is None:
-        return "speculation: the server reports no draft counters (llama-server needs --metrics; vLLM has them)"
+        return ("speculation: no draft counters at /metrics (speculation off — vLLM shows them only when it is on — "
+                "or llama-server started without --metrics)")
     if moved.drafted <= 0:
         return "speculation never engaged: no tokens were drafted during the run"
     share = 100.0 * moved.accepted / moved.drafted

@@ -35,7 +35,8 @@ def test_ngram_speculation_on_vs_off_is_lossless(tmp_path, data_dir, tiny_hf, ba
     assert drafts > 0 and accepted > 0, "n-gram speculation never engaged: the test would prove nothing"
     assert baseline_server.metric(DRAFTS) == 0
     assert f"candidate speculation engaged: {accepted:.0f} of {drafts:.0f} drafted tokens" in data["cli_output"]
-    assert "baseline speculation never engaged" in data["cli_output"]
+    # vLLM exposes no spec_decode counters at all when speculation is off
+    assert "baseline speculation: no draft counters" in data["cli_output"]
     bad = [(i["id"], i["class"], i["reason"]) for i in data["items"] if i["class"] != "identical"]
     assert not bad, bad
     assert_identical_texts_are_identical(data, tmp_path / "vllm-spec" / "baseline", tmp_path / "vllm-spec" / "candidate")
