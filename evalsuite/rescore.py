@@ -35,19 +35,36 @@ class Rescore:
     why_not: str | None = None
 
 
-def completions_top(endpoint: str, model: str | None, prompt: str, extra_body: dict[str, Any]) -> dict[str, float]:
-    """The top logprobs of the next token after `prompt` (legacy completions format)."""
-    body = {"prompt": prompt, "max_tokens": 1, "temperature": 0.0, "logprobs": RESCORE_TOP, **extra_body}
+DEEP_TOP = 1000   # llama-server returns up to the whole vocabulary when asked; vLLM caps at --max-logprobs
+
+
+def top_of(data: dict[str, Any]) -> dict[str, float]:
+    """The first generated position's top logprobs as {text: logprob}, from either shape:
+    legacy completions (`top_logprobs: [{token: logprob}]`, vLLM, OpenAI) or llama-server's
+    (`content: [{token, logprob, top_logprobs: [{token, logprob}]}]`, in /v1/completions too)."""
+    lp = (data.get("choices") or [{}])[0].get("logprobs") or {}
+    content = lp.get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        out: dict[str, float] = {}
+        for alt in content[0].get("top_logprobs") or []:
+            if isinstance(alt, dict) and isinstance(alt.get("logprob"), (int, float)):
+                out.setdefault(str(alt.get("token") or ""), float(alt["logprob"]))
+        return out
+    tops = lp.get("top_logprobs") or [{}]
+    top = tops[0] if tops and isinstance(tops[0], dict) else {}
+    return {str(k): float(v) for k, v in top.items() if isinstance(v, (int, float))}
+
+
+def completions_top(endpoint: str, model: str | None, prompt: str, extra_body: dict[str, Any],
+                    k: int = RESCORE_TOP) -> dict[str, float]:
+    """The top-k logprobs of the next token after `prompt`."""
+    body = {"prompt": prompt, "max_tokens": 1, "temperature": 0.0, "logprobs": k, **extra_body}
     if model:
         body["model"] = model
     request = urllib.request.Request(endpoint.rstrip("/") + "/completions", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-        data = json.load(response)
-    lp = (data.get("choices") or [{}])[0].get("logprobs") or {}
-    tops = lp.get("top_logprobs") or [{}]
-    top = tops[0] if tops and isinstance(tops[0], dict) else {}
-    return {str(k): float(v) for k, v in top.items() if isinstance(v, (int, float))}
+        return top_of(json.load(response))
 
 
 def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], manifest: dict[str, Any],
@@ -69,8 +86,17 @@ def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], man
     except (OSError, urllib.error.URLError, ValueError, json.JSONDecodeError) as e:
         return Rescore(None, None, f"rescoring at {endpoint} failed: {e}")
     b, c = top.get(item.baseline_token.text), top.get(item.candidate_token.text)
+    depth = RESCORE_TOP
+    if (b is None or c is None) and len(top) >= RESCORE_TOP:
+        # a token outside the top-20: servers that give more (llama-server: the whole vocabulary)
+        # give its exact logprob; one that refuses (vLLM past --max-logprobs) leaves the bound
+        try:
+            deep = completions_top(endpoint, manifest.get("model"), prompt, extra, k=DEEP_TOP)
+            b, c, depth = deep.get(item.baseline_token.text, b), deep.get(item.candidate_token.text, c), len(deep)
+        except (OSError, urllib.error.URLError, ValueError, json.JSONDecodeError):
+            pass
     if b is None or c is None:
-        return Rescore(b, c, f"not both tokens are in the re-scored top-{RESCORE_TOP}")
+        return Rescore(b, c, f"not both tokens are in the re-scored top-{depth}")
     return Rescore(b, c)
 
 
@@ -79,7 +105,10 @@ def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: 
     b_by_id, c_by_id = baseline.by_id, candidate.by_id
     items, done = [], 0
     for item in result.items:
-        if item.verdict != "undetermined" or item.token_index is None:
+        # undetermined items, and real divergences whose margin is only a bound (the candidate's
+        # token was outside the baseline's recorded top-k)
+        wanted = item.verdict == "undetermined" or item.margin_is_bound
+        if not wanted or item.token_index is None:
             items.append(item)
             continue
         r = rescore_item(item, b_by_id[item.id], c_by_id[item.id], baseline.manifest, endpoint)
@@ -92,6 +121,7 @@ def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: 
         bt = dataclasses.replace(item.baseline_token, logprob_baseline=r.logprob_baseline_token)
         ct = dataclasses.replace(item.candidate_token or TokenView("", None, None, None, None),
                                  logprob_baseline=r.logprob_candidate_token)
-        items.append(dataclasses.replace(item, verdict=verdict, margin=margin, baseline_token=bt, candidate_token=ct,
+        items.append(dataclasses.replace(item, verdict=verdict, margin=margin, margin_is_bound=False, baseline_token=bt,
+                                         candidate_token=ct,
                                          reason=f"re-scored on {endpoint}: |m| {abs(margin):.2g} ({item.reason})"))
     return dataclasses.replace(result, items=tuple(items), rescored=done)

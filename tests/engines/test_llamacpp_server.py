@@ -118,3 +118,27 @@ def test_speculative_tokens_come_back_without_logprobs(gguf, llama_server_bin):
     assert any(c["choices"][0].get("logprobs") for c in content)
     # /props does not say that drafting is on
     assert props["default_generation_settings"]["params"]["speculative.types"] == "none"
+
+
+@pytest.mark.slow
+def test_rescore_gives_exact_margins_outside_the_recorded_top_k(tmp_path, data_dir, tiny_models, baseline_server):
+    # Completions API, only the top-2 kept: a perturbed candidate's token is often outside it, so
+    # the margin is a bound; --rescore asks the baseline server again (llama-server gives the
+    # whole distribution when asked) and the bound becomes an exact margin.
+    opts = ("--api", "completions", "--no-stream")
+    base_dir = run(tmp_path, data_dir, baseline_server.url, "base", *opts, n_items=40, logprobs=2)
+    with LlamaCppServer(tiny_models("f32", perturb=0.5)) as cand:
+        cand_dir = run(tmp_path, data_dir, cand.url, "perturbed", *opts, n_items=40, logprobs=2)
+    plain = diff(tmp_path, base_dir, cand_dir, "plain")
+    bound = [i for i in plain["items"] if i["margin_is_bound"]]
+    assert bound, "no candidate token fell outside the top-2: the test would prove nothing"
+    rescored = diff(tmp_path, base_dir, cand_dir, "rescored", "--rescore", baseline_server.url)
+    by_id = {i["id"]: i for i in rescored["items"]}
+    assert rescored["rescored"] >= len(bound) // 2
+    exact = [by_id[i["id"]] for i in bound if not by_id[i["id"]]["margin_is_bound"]]
+    assert exact
+    for item in exact:
+        assert "re-scored" in item["reason"] and item["lp_candidate_token"] is not None
+        # the exact margin is at least the bound the top-2 gave
+        bound_margin = next(i["margin"] for i in bound if i["id"] == item["id"])
+        assert item["margin"] >= bound_margin - 1e-3
