@@ -168,3 +168,57 @@ def test_metrics_url_and_prometheus_parsing():
     assert metrics_url("http://h:1/v1/") == "http://h:1/metrics"
     parsed = parse_prometheus('# HELP x\na_total{l="a b"} 3\nb 2.5 1700000000\nbad line\nc{x="1"} NaNx\n')
     assert parsed == {'a_total{l="a b"}': 3.0, "b": 2.5}
+
+
+# the record entries the client keeps (evalsuite.logprob_entries)
+
+
+def test_drafted_llama_server_tokens_become_missing_not_certain():
+    from evalsuite.logprob_entries import count_missing, entries_of
+
+    r = load("llama_server-draft-chat-logprobs.json")
+    entries = entries_of(r["choices"][0]["logprobs"], "answer", top_k=3)
+    blind = [e for e in r["choices"][0]["logprobs"]["content"] if e["logprob"] == 0.0 and not e["top_logprobs"]]
+    assert count_missing(entries) == len(blind) > 0
+    assert not any(e["logprob"] == 0.0 and not e["top"] for e in entries)
+    # bytes still spell the text: the diff aligns on them
+    assert entry_bytes(entries).decode("utf-8", "replace") == r["choices"][0]["message"]["content"]
+    # without top-k asked, 0.0 is taken as the server said it
+    assert count_missing(entries_of(r["choices"][0]["logprobs"], "answer", top_k=None)) == 0
+
+
+def test_streamed_drafted_chunks_are_kept_as_missing_entries():
+    from evalsuite.logprob_entries import entries_of, missing_entry
+
+    entries, text = [], ""
+    for c in sse("llama_server-draft-chat-stream.sse"):
+        if not c["choices"]:
+            continue
+        delta = c["choices"][0]["delta"].get("content") or ""
+        lp = c["choices"][0].get("logprobs")
+        text += delta
+        if lp:
+            entries += entries_of(lp, "answer", top_k=3)
+        elif delta:
+            entries.append(missing_entry(delta, "answer"))
+    assert any(e.get("missing") for e in entries) and any(not e.get("missing") for e in entries)
+    assert entry_bytes(entries).decode("utf-8", "replace") == text
+
+
+def test_llama_server_completions_logprobs_are_read_from_the_content_shape():
+    from evalsuite.logprob_entries import entries_of
+
+    lp = load("llama_server-completions-logprobs.json")["choices"][0]["logprobs"]
+    entries = entries_of(lp, "answer", top_k=3)
+    assert entries and all(e["id"] is not None and e["top"] for e in entries)
+
+
+def test_vllm_legacy_and_token_id_shapes():
+    from evalsuite.logprob_entries import entries_of
+
+    lp = load("vllm-completions-logprobs.json")["choices"][0]["logprobs"]
+    entries = entries_of(lp, "answer", top_k=5)
+    assert len(entries) == len(lp["tokens"]) and all(e["top"] for e in entries)
+    ids = entries_of(load("vllm-chat-token-ids.json")["choices"][0]["logprobs"], "answer", top_k=2)
+    assert all(isinstance(e["id"], int) for e in ids)
+    assert all(a["bytes"] is None and isinstance(a["id"], int) for e in ids for a in e["top"])
