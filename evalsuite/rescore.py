@@ -4,7 +4,11 @@ Some divergences cannot be classified from the records alone: the baseline stopp
 server sent no logprobs for some tokens (llama-server: accepted draft tokens; SGLang: the
 reasoning), or the tokens are partial UTF-8 bytes that llama-cpp-python names "". Rescoring
 sends the prompt plus the common prefix to the baseline endpoint as a completions call with
-max_tokens 1 and top logprobs, and reads both tokens' logprobs there.
+max_tokens 1 and top logprobs, and reads both tokens' logprobs there. When every token id is
+known (llama-server), the prefix goes as token ids (`prompt: [text, id, id, ...]`), so partial
+UTF-8 bytes do not matter and tokens are matched by id; a token outside the top-20 is asked for
+again with the top-1000 (llama-server answers with up to the whole vocabulary), which turns a
+real divergence's bound margin into an exact one.
 
 Limits (docs/lossless.md): exact only for completions-API runs, where the prompt text is in the
 record and the server re-tokenises prompt + prefix the same way it generated it (true for a
@@ -38,33 +42,55 @@ class Rescore:
 DEEP_TOP = 1000   # llama-server returns up to the whole vocabulary when asked; vLLM caps at --max-logprobs
 
 
-def top_of(data: dict[str, Any]) -> dict[str, float]:
-    """The first generated position's top logprobs as {text: logprob}, from either shape:
+def alternatives_of(data: dict[str, Any]) -> list[tuple[str, int | None, float]]:
+    """The first generated position's top logprobs as (text, id, logprob), from either shape:
     legacy completions (`top_logprobs: [{token: logprob}]`, vLLM, OpenAI) or llama-server's
-    (`content: [{token, logprob, top_logprobs: [{token, logprob}]}]`, in /v1/completions too)."""
+    (`content: [{token, id, logprob, top_logprobs: [{token, id, logprob}]}]`, in /v1/completions too)."""
     lp = (data.get("choices") or [{}])[0].get("logprobs") or {}
     content = lp.get("content")
     if isinstance(content, list) and content and isinstance(content[0], dict):
-        out: dict[str, float] = {}
-        for alt in content[0].get("top_logprobs") or []:
-            if isinstance(alt, dict) and isinstance(alt.get("logprob"), (int, float)):
-                out.setdefault(str(alt.get("token") or ""), float(alt["logprob"]))
-        return out
+        return [(str(a.get("token") or ""), a.get("id") if isinstance(a.get("id"), int) else None, float(a["logprob"]))
+                for a in content[0].get("top_logprobs") or []
+                if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))]
     tops = lp.get("top_logprobs") or [{}]
     top = tops[0] if tops and isinstance(tops[0], dict) else {}
-    return {str(k): float(v) for k, v in top.items() if isinstance(v, (int, float))}
+    return [(str(k), None, float(v)) for k, v in top.items() if isinstance(v, (int, float))]
 
 
-def completions_top(endpoint: str, model: str | None, prompt: str, extra_body: dict[str, Any],
-                    k: int = RESCORE_TOP) -> dict[str, float]:
-    """The top-k logprobs of the next token after `prompt`."""
+def top_of(data: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for text, _, logprob in alternatives_of(data):
+        out.setdefault(text, logprob)
+    return out
+
+
+def completions_alternatives(endpoint: str, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
+                             k: int = RESCORE_TOP) -> list[tuple[str, int | None, float]]:
+    """The top-k logprobs of the next token after `prompt` (text, or llama-server's mixed
+    [text, id, id, ...] form that continues with exact token ids)."""
     body = {"prompt": prompt, "max_tokens": 1, "temperature": 0.0, "logprobs": k, **extra_body}
     if model:
         body["model"] = model
     request = urllib.request.Request(endpoint.rstrip("/") + "/completions", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-        return top_of(json.load(response))
+        return alternatives_of(json.load(response))
+
+
+def completions_top(endpoint: str, model: str | None, prompt: str, extra_body: dict[str, Any],
+                    k: int = RESCORE_TOP) -> dict[str, float]:
+    """The top-k logprobs of the next token after `prompt`, by text."""
+    out: dict[str, float] = {}
+    for text, _, logprob in completions_alternatives(endpoint, model, prompt, extra_body, k):
+        out.setdefault(text, logprob)
+    return out
+
+
+def _find(alts: list[tuple[str, int | None, float]], view: TokenView, by_id: bool) -> float | None:
+    for text, tid, logprob in alts:
+        if (tid == view.id) if by_id else (text == view.text):
+            return logprob
+    return None
 
 
 def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], manifest: dict[str, Any],
@@ -76,23 +102,30 @@ def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], man
         return Rescore(None, None, "no token-level divergence to re-score")
     tokens: list[Tok] = tokens_of(base) or []
     prefix = tokens[:item.token_index]
-    if any(t.text == "" for t in prefix) or item.baseline_token.text == "" or item.candidate_token.text == "":
-        return Rescore(None, None, "the prefix or a token holds partial UTF-8 bytes the server reported as '': "
-                                   "the exact text cannot be rebuilt")
-    prompt = (base.get("prompt") or "") + "".join(t.text for t in prefix)
+    bt, ct = item.baseline_token, item.candidate_token
+    # With every id known (llama-server), continue the prompt with the exact token ids: partial
+    # UTF-8 bytes and re-tokenisation stop mattering, and the tokens are matched by id.
+    by_id = bt.id is not None and ct.id is not None and all(t.id is not None for t in prefix)
+    if by_id:
+        prompt: str | list[Any] = [base.get("prompt") or "", *(t.id for t in prefix)]
+    else:
+        if any(t.text == "" for t in prefix) or bt.text == "" or ct.text == "":
+            return Rescore(None, None, "the prefix or a token holds partial UTF-8 bytes the server reported as '': "
+                                       "the exact text cannot be rebuilt")
+        prompt = (base.get("prompt") or "") + "".join(t.text for t in prefix)
     extra = dict((manifest.get("decoding") or {}).get("extra_body") or {})
     try:
-        top = completions_top(endpoint, manifest.get("model"), prompt, extra)
+        alts = completions_alternatives(endpoint, manifest.get("model"), prompt, extra)
     except (OSError, urllib.error.URLError, ValueError, json.JSONDecodeError) as e:
         return Rescore(None, None, f"rescoring at {endpoint} failed: {e}")
-    b, c = top.get(item.baseline_token.text), top.get(item.candidate_token.text)
+    b, c = _find(alts, bt, by_id), _find(alts, ct, by_id)
     depth = RESCORE_TOP
-    if (b is None or c is None) and len(top) >= RESCORE_TOP:
+    if (b is None or c is None) and len(alts) >= RESCORE_TOP:
         # a token outside the top-20: servers that give more (llama-server: the whole vocabulary)
         # give its exact logprob; one that refuses (vLLM past --max-logprobs) leaves the bound
         try:
-            deep = completions_top(endpoint, manifest.get("model"), prompt, extra, k=DEEP_TOP)
-            b, c, depth = deep.get(item.baseline_token.text, b), deep.get(item.candidate_token.text, c), len(deep)
+            deep = completions_alternatives(endpoint, manifest.get("model"), prompt, extra, k=DEEP_TOP)
+            b, c, depth = _find(deep, bt, by_id) if b is None else b, _find(deep, ct, by_id) if c is None else c, len(deep)
         except (OSError, urllib.error.URLError, ValueError, json.JSONDecodeError):
             pass
     if b is None or c is None:
