@@ -186,13 +186,75 @@ def capture_transformers(rec: Recorder) -> None:
                  response=s.post("/v1/chat/completions", chat("What is 3 times 7?", s.model_name, logprobs=True)))
 
 
+def capture_llama_cpp_python(rec: Recorder) -> None:
+    import threading
+    import urllib.request
+
+    from llama_server import EXTRA_BODY, LlamaServer
+    from tiny_gguf import write_tiny_gguf
+
+    gguf = write_tiny_gguf(FIXTURES.parent / ".tiny-f32.gguf")
+    try:
+        with LlamaServer(gguf) as s:
+            import llama_cpp
+            v = f"llama-cpp-python {llama_cpp.__version__}"
+            base = s.url.rsplit("/v1", 1)[0]
+            post = lambda path, body: json.load(urllib.request.urlopen(urllib.request.Request(  # noqa: E731
+                base + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}), timeout=120))
+
+            def stream(path, body):
+                req = urllib.request.Request(base + path, data=json.dumps(dict(body, stream=True)).encode(),
+                                             headers={"Content-Type": "application/json"})
+                with urllib.request.urlopen(req, timeout=120) as r:
+                    return [line.rstrip(b"\r\n") for line in r if line.strip()]
+
+            body = dict(chat("Natalia sold 48 clips. How many in May?", logprobs=True, top_logprobs=3), **EXTRA_BODY)
+            rec.save("llama_cpp_python-chat-logprobs", "llama-cpp-python", v, body,
+                     "partial UTF-8 tokens as '' with neither bytes nor ids; OpenAI chat shape",
+                     response=post("/v1/chat/completions", body))
+            rec.save("llama_cpp_python-chat-stream", "llama-cpp-python", v, body, "streamed chat with logprobs",
+                     lines=stream("/v1/chat/completions", body))
+            cbody = dict({"model": MODEL_ALIAS, "prompt": "The answer is", "max_tokens": 12, "temperature": 0,
+                          "logprobs": 3}, **EXTRA_BODY)
+            rec.save("llama_cpp_python-completions-logprobs", "llama-cpp-python", v, cbody,
+                     "legacy completions lists", response=post("/v1/completions", cbody))
+            # --interrupt_requests (default true): a new request cuts the stream in flight
+            # the end-of-text tokens banned, so the first answer runs long enough to be cut
+            long_body = dict(body, max_tokens=300, logit_bias={"270": -100, "271": -100, "272": -100})
+            cut: list[bytes] = []
+
+            def first():
+                try:
+                    cut.extend(stream("/v1/chat/completions", long_body))
+                except Exception as exc:  # the cut may surface as a torn connection
+                    cut.append(f"# client saw: {type(exc).__name__}: {exc}".encode())
+
+            t = threading.Thread(target=first)
+            t.start()
+            time.sleep(0.3)
+            post("/v1/chat/completions", dict(body, max_tokens=4))
+            t.join(60)
+            rec.save("llama_cpp_python-interrupted-stream", "llama-cpp-python", v, long_body,
+                     "a second request arrived mid-stream: the first stream ends with `data: [DONE]` but no "
+                     "finish_reason (--interrupt_requests defaults to true)", lines=cut)
+    finally:
+        (FIXTURES.parent / ".tiny-f32.gguf").unlink(missing_ok=True)
+
+
+def _llama_cpp_python():
+    from llama_server import llama_cpp_available
+
+    return True if llama_cpp_available() else None
+
+
 def main(argv: list[str]) -> int:
-    wanted = set(argv) or {"llamacpp_server", "vllm", "transformers"}
+    wanted = set(argv) or {"llamacpp_server", "vllm", "transformers", "llama_cpp_python"}
     rec = Recorder()
     try:
         for name, present, capture in (("llamacpp_server", llama_server_binary, capture_llama_server),
                                        ("vllm", vllm_python, capture_vllm),
-                                       ("transformers", transformers_python, capture_transformers)):
+                                       ("transformers", transformers_python, capture_transformers),
+                                       ("llama_cpp_python", _llama_cpp_python, capture_llama_cpp_python)):
             if name not in wanted:
                 continue
             if present() is None:

@@ -222,3 +222,23 @@ def test_vllm_legacy_and_token_id_shapes():
     ids = entries_of(load("vllm-chat-token-ids.json")["choices"][0]["logprobs"], "answer", top_k=2)
     assert all(isinstance(e["id"], int) for e in ids)
     assert all(a["bytes"] is None and isinstance(a["id"], int) for e in ids for a in e["top"])
+
+
+# llama-cpp-python (still the llama.cpp engine of tests/test_diff_llama.py)
+
+
+def test_llama_cpp_python_partial_utf8_tokens_have_neither_bytes_nor_ids():
+    entries = load("llama_cpp_python-chat-logprobs.json")["choices"][0]["logprobs"]["content"]
+    opaque = [e for e in entries if e["token"] == "" and e["bytes"] is None and "id" not in e]
+    assert opaque, "llama-cpp-python now names partial bytes: the opaque-token handling may be obsolete"
+
+
+def test_llama_cpp_python_cut_stream_ends_with_done_but_no_finish_reason():
+    # --interrupt_requests (default true): a second request ends the first stream, cleanly on
+    # the wire ([DONE]) but without a finish_reason: the client must call it a cut stream and
+    # name the flag.
+    name = "llama_cpp_python-interrupted-stream.sse"
+    chunks = sse(name)
+    assert sent_done(name) and chunks
+    assert all(c["choices"][0].get("finish_reason") is None for c in chunks if c["choices"])
+    assert load("index.json")["llama_cpp_python-interrupted-stream"]["request"]["max_tokens"] > len(chunks)
