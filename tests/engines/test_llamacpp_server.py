@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_e2e import N_ITEMS, assert_identical_texts_are_identical, diff, lossless, run
+from engine_e2e import N_ITEMS, assert_identical_texts_are_identical, diff, lossless, records, run
 from engine_servers import LlamaCppServer
 
 pytestmark = [pytest.mark.llamacpp_server]
@@ -142,3 +142,22 @@ def test_rescore_gives_exact_margins_outside_the_recorded_top_k(tmp_path, data_d
         # the exact margin is at least the bound the top-2 gave
         bound_margin = next(i["margin"] for i in bound if i["id"] == item["id"])
         assert item["margin"] >= bound_margin - 1e-3
+
+
+@pytest.mark.slow
+def test_compare_takes_time_to_solution_from_server_timings(tmp_path, data_dir, baseline_server):
+    from evalsuite.analysis.compare import compare_runs, format_comparison, server_seconds
+    from evalsuite.store import load_run
+
+    # concurrency 4 on a one-slot server: requests queue, so the client's latency includes the
+    # wait; the server's own timings do not
+    folder = run(tmp_path, data_dir, baseline_server.url, "busy", "--concurrency", 4, n_items=20)
+    recs = records(folder)
+    assert all(server_seconds(r) is not None for r in recs.values())
+    cmp = compare_runs([load_run(folder), load_run(folder)])
+    stats = cmp.runs[0].tokens
+    assert stats.tts_source == "server"
+    assert stats.tts_total == pytest.approx(sum(server_seconds(r) for r in recs.values()))
+    client_total = sum(r["timing"]["total_s"] for r in recs.values())
+    assert stats.tts_total < client_total
+    assert "the server's own timings" in format_comparison(cmp)
