@@ -35,6 +35,21 @@ def _alt(t: Any) -> dict[str, Any]:
     return {"token": token, "bytes": raw, "id": tid, "logprob": get("logprob")}
 
 
+def unscored(entry: Any, top_k: int | None) -> bool:
+    """A chat-shape entry whose number the server never computed: alternatives were asked for
+    and none came, and the logprob says 0.0 (llama-server's drafted tokens)."""
+    get = _getter(entry)
+    return bool(top_k) and get("logprob") == 0.0 and not get("top_logprobs")
+
+
+def scored_or_none(content: list[Any], top_k: int | None) -> list[Any]:
+    """The chat-shape entries as received, with an unscored entry's logprob set to None: the
+    cheap form for a client that keeps the wire entries (one comparison per token)."""
+    if not top_k:
+        return content
+    return [dict(e, logprob=None) if isinstance(e, dict) and unscored(e, top_k) else e for e in content]
+
+
 def content_entry(entry: Any, part: str, top_k: int | None) -> dict[str, Any]:
     """One chat-shape entry. `top_k`: the alternatives asked for (0/None: none asked)."""
     get = _getter(entry)
@@ -44,7 +59,7 @@ def content_entry(entry: Any, part: str, top_k: int | None) -> dict[str, Any]:
     m = TOKEN_ID.match(out["token"]) if isinstance(out["token"], str) else None
     if m and out["id"] is None:
         out["id"] = int(m.group(1))
-    if top_k and not top and out["logprob"] == 0.0:
+    if unscored(entry, top_k):
         # alternatives were asked for and none came: the server never computed this token's
         # distribution (llama-server's drafted tokens). 0.0 here is not certainty.
         out["logprob"], out["missing"] = None, True

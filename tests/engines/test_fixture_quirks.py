@@ -242,3 +242,14 @@ def test_llama_cpp_python_cut_stream_ends_with_done_but_no_finish_reason():
     assert sent_done(name) and chunks
     assert all(c["choices"][0].get("finish_reason") is None for c in chunks if c["choices"])
     assert load("index.json")["llama_cpp_python-interrupted-stream"]["request"]["max_tokens"] > len(chunks)
+
+
+def test_the_cheap_wire_form_nulls_exactly_the_unscored_entries():
+    from evalsuite.logprob_entries import scored_or_none, unscored
+
+    content = load("llama_server-draft-chat-logprobs.json")["choices"][0]["logprobs"]["content"]
+    kept = scored_or_none(content, 3)
+    assert len(kept) == len(content)
+    assert [e["logprob"] is None for e in kept] == [unscored(e, 3) for e in content]
+    assert any(e["logprob"] is None for e in kept) and any(e["logprob"] is not None for e in kept)
+    assert scored_or_none(content, None) is content
