@@ -4,8 +4,10 @@
     python benchmarks/graders.py --cases-only    # only tests/grader_cases
     python benchmarks/graders.py --show-errors   # list every misgraded case
 
-Part 1, labelled cases (tests/grader_cases/*.txt): accuracy, false-negative rate (equal cases
-graded not equal) and false-positive rate (unequal cases graded equal), per category.
+Part 1, labelled cases (tests/grader_cases/*.txt and *.jsonl): accuracy, false-negative rate
+(equal pairs graded not equal) and false-positive rate (unequal pairs graded equal, undecided
+counts as not equal), per kind of answer shape and overall, as a markdown table, and p50/p99
+latency per pair warm.
 Part 2, MATH-500 (shared/data/math500/test.jsonl or $EVALSUITE_DATA_DIR): each gold answer
 against the last \\boxed{} of its own reference solution (all should be equal), and against a
 shuffled gold (nearly all should be unequal). Reports verdicts/s and p50/p99 latency on one
@@ -17,7 +19,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -27,33 +28,83 @@ REPO = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO / "tests" / "grader_cases"
 
 
+# The kinds of answer shapes the corpus is reported by, in order: the 13 kinds of the issue
+# "Graders, round two", its false positives, and answers stated before their explanation.
+# Files without an @group line (the first cases) report as earlier/<file name>.
+GROUPS = ("gold_solution", "last_math_span", "labelled", "several_answers", "escaped_latex",
+          "choice_text", "sets", "numbers", "intervals", "approx", "percent_words",
+          "mixed_numbers", "notation", "false_positives", "answer_first")
+# wrong answers that must never be accepted; a case names its shape with @shape / "shape"
+FALSE_POSITIVE_SHAPES = ("abs", "sqrt_square", "tiny_offset", "percent_vs_plain", "bracket_type",
+                         "near_miss", "wrong_sign", "swapped_tuple", "subset")
+
+
 @dataclass(frozen=True)
 class Case:
-    category: str
+    category: str            # the file it comes from (its stem)
     line: int
     gold: str
     response: str
     equal: bool
-    kind: str | None
+    kind: str | None         # passed to grade(); None lets the grader infer it
+    group: str = ""          # the answer shape it tests (GROUPS), or earlier/<file name>
+    shape: str | None = None  # for wrong answers: the false-positive shape it is an instance of
 
 
 def load_cases(folder: Path = CASES_DIR) -> list[Case]:
-    """Read `+ GOLD ||| RESPONSE` / `- GOLD ||| RESPONSE` lines (see the folder's README)."""
+    """Every *.txt and *.jsonl case file in the folder (see the folder's README)."""
+    cases: list[Case] = []
+    for path in sorted([*folder.glob("*.txt"), *folder.glob("*.jsonl")]):
+        cases += load_jsonl(path) if path.suffix == ".jsonl" else load_txt(path)
+    return cases
+
+
+def load_txt(path: Path) -> list[Case]:
+    """`+ GOLD ||| RESPONSE` / `- GOLD ||| RESPONSE` lines; `@kind`, `@group`, `@shape` set
+    the grading kind, the reported group (default earlier/<file name>) and the false-positive
+    shape for the lines below (a bare `@kind` / `@shape` clears it); `⏎` stands for a newline."""
     cases = []
-    for path in sorted(folder.glob("*.txt")):
-        kind = None
-        for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            line = raw.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            if line.startswith("@kind"):
-                kind = line.split()[1] if len(line.split()) > 1 else None
-                continue
-            if line[:2] not in ("+ ", "- ") or " ||| " not in line and not line.endswith(" |||"):
-                raise ValueError(f"{path.name}:{n}: expected '+ GOLD ||| RESPONSE', got {line!r}")
-            gold, _, response = line[2:].partition(" |||")
-            response = response[1:] if response.startswith(" ") else response
-            cases.append(Case(path.stem, n, gold.strip(), response.replace("⏎", "\n"), line[0] == "+", kind))
+    kind, group, shape = None, f"earlier/{path.stem}", None
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.rstrip("\n")
+        if not line.strip() or line.startswith("#"):
+            continue
+        if line.startswith("@"):
+            key, _, value = line[1:].partition(" ")
+            value = value.strip() or None
+            if key == "kind":
+                kind = value
+            elif key == "group":
+                group = value or f"earlier/{path.stem}"
+            elif key == "shape":
+                shape = value
+            else:
+                raise ValueError(f"{path.name}:{n}: unknown directive @{key}")
+            continue
+        if line[:2] not in ("+ ", "- ") or " ||| " not in line and not line.endswith(" |||"):
+            raise ValueError(f"{path.name}:{n}: expected '+ GOLD ||| RESPONSE', got {line!r}")
+        gold, _, response = line[2:].partition(" |||")
+        response = response[1:] if response.startswith(" ") else response
+        cases.append(Case(path.stem, n, gold.strip().replace("⏎", "\n"), response.replace("⏎", "\n"),
+                          line[0] == "+", kind, group, shape if line[0] == "-" else None))
+    return cases
+
+
+def load_jsonl(path: Path) -> list[Case]:
+    """One JSON object a line: gold, response, equal (bool); optional kind, group, shape."""
+    cases = []
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+            gold, response, equal = row["gold"], row["response"], row["equal"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path.name}:{n}: expected a JSON object with gold, response, equal ({e})") from None
+        if not isinstance(gold, str) or not isinstance(response, str) or not isinstance(equal, bool):
+            raise ValueError(f"{path.name}:{n}: gold and response must be strings, equal a boolean")
+        cases.append(Case(path.stem, n, gold, response, equal, row.get("kind"),
+                          row.get("group") or path.stem, row.get("shape")))
     return cases
 
 
@@ -73,45 +124,62 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def score(cases: list[Case], said: list[bool]) -> dict:
+    """Accuracy, false-negative rate (equal pairs graded not equal), false-positive rate."""
+    pos = [s for c, s in zip(cases, said) if c.equal]
+    neg = [s for c, s in zip(cases, said) if not c.equal]
+    fn, fp = pos.count(False), neg.count(True)
+    return {"cases": len(cases), "equal": len(pos), "unequal": len(neg),
+            "accuracy": (len(cases) - fn - fp) / max(len(cases), 1),
+            "false_negative_rate": fn / max(len(pos), 1), "false_positive_rate": fp / max(len(neg), 1),
+            "false_negatives": fn, "false_positives": fp}
+
+
+def group_order(group: str) -> tuple[int, str]:
+    return (GROUPS.index(group), group) if group in GROUPS else (len(GROUPS), group)
+
+
+def table(rows: dict[str, dict]) -> str:
+    """The per-group results as a markdown table (for docs/graders.md)."""
+    lines = ["| kind | pairs | equal / unequal | accuracy | false negatives | false positives |",
+             "|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        lines.append(f"| {name} | {r['cases']} | {r['equal']} / {r['unequal']} | {100 * r['accuracy']:.1f}% | "
+                     f"{100 * r['false_negative_rate']:.1f}% ({r['false_negatives']}) | "
+                     f"{100 * r['false_positive_rate']:.1f}% ({r['false_positives']}) |")
+    return "\n".join(lines)
+
+
 def run_cases(show_errors: bool) -> dict:
     from evalsuite.graders import grade
 
     cases = load_cases()
-    times, errors = [], []
-    tp = tn = fp = fn = 0
-    by_category: dict[str, list[int]] = {}
+    times, said, errors = [], [], []
     for case in cases:
         verdict, dt = timed(grade, case.gold, case.response, case.kind)
         times.append(dt)
-        said_equal = verdict.equal is True
-        right = said_equal == case.equal
-        stats = by_category.setdefault(case.category, [0, 0])
-        stats[0] += right
-        stats[1] += 1
-        if case.equal and said_equal:
-            tp += 1
-        elif case.equal:
-            fn += 1
-        elif said_equal:
-            fp += 1
-        else:
-            tn += 1
-        if not right:
+        said.append(verdict.equal is True)
+        if said[-1] != case.equal:
             errors.append((case, verdict))
-    n_pos, n_neg = tp + fn, tn + fp
-    result = {
-        "cases": len(cases), "positives": n_pos, "negatives": n_neg,
-        "accuracy": (tp + tn) / len(cases), "false_negative_rate": fn / max(n_pos, 1),
-        "false_positive_rate": fp / max(n_neg, 1), "false_negatives": fn, "false_positives": fp,
-        "p50_ms": 1000 * percentile(times, 0.5), "p99_ms": 1000 * percentile(times, 0.99),
-        "max_ms": 1000 * max(times),
-        "by_category": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_category.items())},
-    }
+    groups = sorted({c.group for c in cases}, key=group_order)
+    by_group = {g: score([c for c in cases if c.group == g], [s for c, s in zip(cases, said) if c.group == g])
+                for g in groups}
+    for name, keep in (("all new kinds", lambda c: c.group in GROUPS), ("all earlier", lambda c: c.group not in GROUPS)):
+        picked = [(c, s) for c, s in zip(cases, said) if keep(c)]
+        if picked:
+            by_group[name] = score([c for c, _ in picked], [s for _, s in picked])
+    by_group["all"] = score(cases, said)
+    print(table(by_group))
     if show_errors:
-        for case, verdict in errors:
-            print(f"  MISGRADED {case.category}:{case.line} {'+' if case.equal else '-'} {case.gold!r} vs "
-                  f"{case.response[:80]!r} -> {verdict.equal} [{verdict.method}] {verdict.reason[:120]}")
-    return result
+        for case, verdict in sorted(errors, key=lambda e: group_order(e[0].group)):
+            print(f"  MISGRADED [{case.group}] {case.category}:{case.line} {'+' if case.equal else '-'} "
+                  f"{case.gold[-80:]!r} vs {case.response[-100:]!r} -> {verdict.equal} [{verdict.method}] "
+                  f"{verdict.reason[:120]}")
+    latency = {"p50_ms": 1000 * percentile(times, 0.5), "p99_ms": 1000 * percentile(times, 0.99),
+               "max_ms": 1000 * max(times)}
+    print(f"\nlatency per pair, warm, one thread: p50 {latency['p50_ms']:.2f} ms, p99 {latency['p99_ms']:.1f} ms, "
+          f"max {latency['max_ms']:.0f} ms")
+    return {**by_group["all"], **latency, "by_group": by_group}
 
 
 def run_math500() -> dict | None:
@@ -161,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args(argv)
     from evalsuite.graders import sandbox
-    sandbox.run("ping")  # start the worker outside the timings
+    sandbox.prestart(block=True)  # the sympy worker starts outside the timings
+    sandbox.run("ping")
     report = {"cases": run_cases(args.show_errors)}
     if not args.cases_only:
         report["math500"] = run_math500()

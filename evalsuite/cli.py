@@ -102,12 +102,15 @@ def show(run_dir: Path = typer.Argument(..., help="A run folder."),
     import json
 
     from .analysis.summary import format_summary, summarize
-    from .store import RunFolderError, load_run
+    from .store import RunFolderError, finish_pending, load_run
 
     try:
-        run_ = load_run(run_dir)
+        run_ = load_run(run_dir, drop=("messages", "prompt", "answer", "reasoning", "server_timings"))
     except RunFolderError as e:
         _fail(str(e))
+    pending = finish_pending(run_)
+    if pending:
+        typer.echo(f"note: {pending}", err=True)
     summary = summarize(run_.manifest, run_.records)
     typer.echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
 
@@ -150,13 +153,16 @@ def regrade_cmd(
     """Re-grade stored answers with the current graders (no endpoint); list every changed verdict."""
     import json
 
+    from .analysis.outputs import OutputError, check_writable
     from .analysis.regrade import regrade, summarise
     from .store import RunFolderError, load_run
 
     try:
+        if json_out:
+            check_writable(json_out, "--json")
         n_records = len(load_run(run_dir).records)
         changes = regrade(run_dir, data_dir=data_dir)
-    except (RunFolderError, ValueError, KeyError) as e:
+    except (RunFolderError, OutputError, ValueError, KeyError) as e:
         _fail(str(e))
     for c in changes:
         typer.echo(f"{c.id}\t{c.old_equal} -> {c.new_equal}\t{c.old_extracted!r} -> {c.new_extracted!r}\t[{c.new_method}] {c.reason}")
@@ -175,12 +181,13 @@ def diff_cmd(
     html: Optional[Path] = typer.Option(None, help="Write a self-contained HTML report here."),
     fail_on: Optional[str] = typer.Option(None, help="Exit 1 when any divergence at least this bad: real, suspicious or near-tie."),
     rescore: Optional[str] = typer.Option(None, help="Baseline endpoint URL: re-score undetermined divergences there (calls the server)."),
+    api_key_env: Optional[str] = typer.Option(None, help="With --rescore: environment variable holding the API key (default OPENAI_API_KEY)."),
 ) -> None:
     """Speculation on vs off (or any serving change): identical, near-tie flip, or real divergence, per item."""
     from .analysis.diff import diff_main
 
     raise typer.Exit(diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_out, html_path=html,
-                               fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo))
+                               fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo, api_key_env=api_key_env))
 
 
 @app.command()
@@ -206,6 +213,8 @@ def lossless(
     html: Optional[Path] = typer.Option(None, help="Write the HTML report here."),
     fail_on: Optional[str] = typer.Option(None, help="Exit 1 on: real, suspicious or near-tie."),
     rescore: bool = typer.Option(False, help="Re-score undetermined divergences on the baseline endpoint."),
+    resume: Optional[Path] = typer.Option(None, help="Continue an interrupted lossless run: its folder (or the baseline/candidate run folder in it)."),
+    retry_errors: bool = typer.Option(False, help="With --resume: ask again the items that ended in errors."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run a pack on a baseline and a candidate endpoint with logprobs, then diff them."""
@@ -217,7 +226,7 @@ def lossless(
         model=model, api=api, max_tokens=max_tokens, logprobs=logprobs, extra_body=extra_body,
         concurrency=concurrency, timeout=timeout, stream=stream, run_dir=run_dir, tau=tau, precision=precision,
         json_path=json_out, html_path=html, fail_on=fail_on, rescore=rescore, quiet=quiet,
-        argv=tuple(["evalsuite"] + sys.argv[1:])), echo=typer.echo))
+        argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors), echo=typer.echo))
 
 
 @app.command("svg-render")
@@ -297,12 +306,15 @@ def gate(
     diff: Optional[Path] = typer.Option(None, help="JSON from `evalsuite diff --json`; its counts.real is checked."),
     max_real: Optional[int] = typer.Option(None, help="With --diff: fail when more than this many real divergences (default 0)."),
     junit: Optional[Path] = typer.Option(None, help="Write a JUnit XML report here."),
+    max_errors: Optional[str] = typer.Option(None, help="Fail when more candidate items errored than this: a count, or a percentage like 2% (default: no more than the baseline)."),
+    allow_underpowered: bool = typer.Option(False, help="Run a gate too small to detect --max-drop anyway (a loud warning instead of exit 2)."),
 ) -> None:
     """CI gate: exit 0 pass, 1 fail, 2 unusable input. Defaults may live in pyproject.toml [tool.evalsuite.gate]."""
     from .analysis.gate import gate_main
 
     raise typer.Exit(gate_main(baseline, candidate, max_drop=max_drop, alpha=alpha, min_items=min_items,
-                               diff=diff, max_real=max_real, junit=junit))
+                               diff=diff, max_real=max_real, junit=junit, max_errors=max_errors,
+                               allow_underpowered=allow_underpowered))
 
 
 @app.command()

@@ -1,4 +1,4 @@
-"""The endpoint client: one streamed request per item on the openai SDK, with its timings.
+"""The endpoint client: one streamed request per item (SSE over aiohttp), with its timings.
 
 Everything measured here comes from the server or a monotonic clock: token counts from the
 server's `usage` (null when it sends none, never estimated), time to first token and to first
@@ -13,10 +13,19 @@ import json
 import os
 import random
 import time
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from .logprob_entries import scored_or_none
+from .store import TokenColumns
+
+try:  # about 3x faster than the stdlib on the streamed chunks
+    import orjson as _orjson
+except ImportError:  # pragma: no cover
+    _orjson = None
 
 # Error kinds (docs/records.md). Only these are retried.
 RETRYABLE = {"rate_limited", "server_error", "timeout", "connection", "stream_broken"}
@@ -48,7 +57,7 @@ class Decoding:
 class Request:
     item_id: str
     messages: tuple[dict[str, str], ...] | None = None   # chat
-    prompt: str | None = None                           # completions
+    prompt: str | list | None = None                    # completions (a list: llama-server's [text, id, ...] form)
 
     @property
     def sha256(self) -> str:
@@ -65,7 +74,7 @@ class Response:
     usage: dict[str, int | None]
     timing: dict[str, Any]
     server_timings: dict[str, Any] | None
-    logprobs: list[dict[str, Any]] | None
+    logprobs: TokenColumns | None   # generated tokens with their top-K logprobs, column by column
     model: str | None
     endpoint: str
 
@@ -152,30 +161,30 @@ class _ThinkSplitter:
         return "", out
 
 
-def _token_entry(entry: Any, part: str) -> dict[str, Any]:
-    get = entry.get if isinstance(entry, dict) else (lambda k, d=None: getattr(entry, k, d))
-    top = get("top_logprobs") or []
-    return {"token": get("token"), "bytes": get("bytes"), "id": get("id"), "logprob": get("logprob"),
-            "part": part,
-            "top": [{"token": (t.get("token") if isinstance(t, dict) else getattr(t, "token", None)),
-                     "bytes": (t.get("bytes") if isinstance(t, dict) else getattr(t, "bytes", None)),
-                     "id": (t.get("id") if isinstance(t, dict) else getattr(t, "id", None)),
-                     "logprob": (t.get("logprob") if isinstance(t, dict) else getattr(t, "logprob", None))}
-                    for t in top]}
+def _add_chat_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> None:
+    """Chat-API logprobs {content: [{token, bytes, id?, logprob, top_logprobs: [...]}]}. An entry
+    with logprob 0.0 and no alternatives although some were asked for was never scored
+    (llama-server's drafted tokens): kept with logprob None, never as certainty."""
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if content:
+        tokens.extend(scored_or_none(content, top_k), part)
 
 
-def _legacy_logprobs(lp: Any, part: str) -> list[dict[str, Any]]:
-    """Completions-API logprobs {tokens, token_logprobs, top_logprobs: [{token: lp}]}."""
-    get = lp.get if isinstance(lp, dict) else (lambda k, d=None: getattr(lp, k, d))
-    tokens = get("tokens") or []
-    lps = get("token_logprobs") or []
-    tops = get("top_logprobs") or []
-    out = []
-    for i, tok in enumerate(tokens):
-        top = tops[i] if i < len(tops) and tops[i] else {}
-        out.append({"token": tok, "bytes": None, "id": None, "logprob": lps[i] if i < len(lps) else None,
-                    "part": part, "top": [{"token": t, "bytes": None, "id": None, "logprob": v} for t, v in top.items()]})
-    return out
+def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> None:
+    """Completions-API logprobs {tokens, token_logprobs, top_logprobs: [{token: lp}]}; llama-server
+    answers /v1/completions in the chat shape."""
+    if not isinstance(lp, dict):
+        return
+    if isinstance(lp.get("content"), list):
+        _add_chat_tokens(tokens, lp, part, top_k)
+        return
+    texts = lp.get("tokens") or []
+    lps = lp.get("token_logprobs") or []
+    tops = lp.get("top_logprobs") or []
+    for i, text in enumerate(texts):
+        top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
+        tokens.add(text, None, None, lps[i] if i < len(lps) else None, part,
+                   [{"token": t, "logprob": v} for t, v in top.items()])
 
 
 def _extra(obj: Any, key: str) -> Any:
@@ -194,50 +203,100 @@ def _as_dict(value: Any) -> Any:
     return value
 
 
+class NotOpenAICompatible(Exception):
+    """GET /models answered something other than an OpenAI model list; the message says what."""
+
+
+class _StreamFailed(Exception):
+    """A transport failure of the streamed path, with whether the response had started."""
+
+    def __init__(self, error: BaseException, opened: bool):
+        super().__init__(str(error))
+        self.error, self.opened = error, opened
+
+
 class Endpoint:
-    """One OpenAI-compatible base URL, its SDK client, and the streaming request."""
+    """One OpenAI-compatible base URL. Streamed requests (the hot path, one per item) speak SSE
+    over aiohttp directly; the openai SDK does the rest (model listing, unstreamed requests)
+    and is imported only when first needed. docs/performance.md says why."""
 
     def __init__(self, base_url: str, api_key: str | None, timeout: float, api: str = "chat", stream: bool = True):
-        from openai import AsyncOpenAI  # lazy: keeps `evalsuite --help` instant
-
         self.base_url = base_url.rstrip("/")
         self.url = redact_url(self.base_url)
         self.api = api
         self.timeout = timeout
         self.stream = stream
         self._secret = api_key  # only to scrub it from error messages (some servers echo it)
-        self.sdk = AsyncOpenAI(base_url=self.base_url, api_key=api_key or "sk-no-key-needed",
-                               max_retries=0, timeout=timeout, http_client=_http_client(timeout))
+        self._api_key = api_key or "sk-no-key-needed"
+        self._sdk = None
+        self._session = None
+
+    @property
+    def sdk(self):
+        if self._sdk is None:
+            from openai import AsyncOpenAI  # lazy: keeps `evalsuite --help` and the hot path free of it
+
+            self._sdk = AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0,
+                                    timeout=self.timeout, http_client=_http_client(self.timeout))
+        return self._sdk
+
+    def session(self):
+        if self._session is None:
+            import aiohttp
+
+            # no total timeout here: complete() bounds every attempt with --timeout
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.timeout),
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
+                         "Accept": "text/event-stream"})
+        return self._session
 
     async def list_models(self) -> list[str]:
-        page = await self.sdk.models.list()
-        return [m.id for m in page.data]
-
-    async def describe_models_reply(self) -> str:
-        """What GET /models really answered (status, content type, start of the body), for the
-        message that says an endpoint is not OpenAI-compatible."""
-        import openai
+        """The model ids GET /models lists. Raises EndpointError: `connection` or `timeout` when
+        nothing answers, `bad_request` with status 401 when the key is refused, and
+        NotOpenAICompatible (with what came back) for any other answer."""
+        import aiohttp
 
         try:
-            raw = await asyncio.wait_for(self.sdk.with_raw_response.models.list(), timeout=min(30.0, self.timeout))
-            reply = raw.http_response
-        except openai.APIStatusError as e:
-            reply = e.response
-        except Exception as e:
-            return self.scrub(f"{type(e).__name__}: {e}")[:300]
-        body = " ".join(reply.text[:300].split())
-        kind = reply.headers.get("content-type", "no content type")
-        return self.scrub(f"HTTP {reply.status_code} ({kind}): {body!r}")
+            async with self.session().get(self.base_url + "/models") as reply:
+                text = (await reply.content.read(64 * 1024)).decode("utf-8", errors="replace")
+                described = self.scrub(f"HTTP {reply.status} ({reply.headers.get('content-type', 'no content type')}): "
+                                       f"{' '.join(text[:300].split())!r}")
+                if reply.status == 401:
+                    raise EndpointError("bad_request", f"HTTP 401: {_status_message(401, text)}", 401)
+                if reply.status >= 400:
+                    raise NotOpenAICompatible(described)
+        except (aiohttp.ClientError, OSError) as e:
+            raise self._transport_error(e, False) from None
+        try:
+            data = json.loads(text)["data"]
+            return [m["id"] for m in data]
+        except (ValueError, KeyError, TypeError, IndexError):
+            raise NotOpenAICompatible(described) from None
 
     async def close(self) -> None:
-        await self.sdk.close()
+        if self._session is not None:
+            await self._session.close()
+        if self._sdk is not None:
+            await self._sdk.close()
 
     async def complete(self, request: Request, model: str, decoding: Decoding) -> Response:
         """One attempt, bounded by the per-request timeout. Raises EndpointError."""
         progress = {"opened": False, "events": 0}
+        # one deadline for the item's request, however many times it is re-sent below
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+
+        def left() -> float:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise asyncio.TimeoutError
+            return remaining
+
         try:
             try:
-                return await asyncio.wait_for(self._stream(request, model, decoding, progress=progress), timeout=self.timeout)
+                return await asyncio.wait_for(self._stream(request, model, decoding, progress=progress), timeout=left())
             except (EndpointError, asyncio.TimeoutError) as e:
                 dropped = isinstance(e, EndpointError) and e.kind == "stream_broken"
                 stalled = isinstance(e, asyncio.TimeoutError) and progress["opened"]
@@ -249,12 +308,12 @@ class Endpoint:
                 # request unstreamed says why (a 400 naming the context length), so the item is
                 # recorded as what it is, not as a torn stream or a timeout.
                 try:
-                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=self.timeout)
+                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=left())
                 except EndpointError as again:
                     if again.kind != "stream_broken":
                         raise
                     # the pooled keep-alive connection it went out on was the broken one: once more, fresh
-                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=self.timeout)
+                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=left())
         except asyncio.TimeoutError:
             raise EndpointError("timeout", f"no complete response within {self.timeout:g} s") from None
         except EndpointError as e:
@@ -267,12 +326,7 @@ class Endpoint:
         """`text` with this endpoint's API key replaced (for messages shown or written)."""
         return redact_secret(text, self._secret)
 
-    async def _stream(self, request: Request, model: str, decoding: Decoding, streamed: bool | None = None,
-                      progress: dict[str, Any] | None = None) -> Response:
-        import openai
-
-        started_at = now_iso()
-        t0 = time.perf_counter()
+    def _params(self, request: Request, model: str, decoding: Decoding) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model, "temperature": decoding.temperature, "top_p": decoding.top_p,
                                   "stream": True, "stream_options": {"include_usage": True}}
         if decoding.seed is not None:
@@ -281,7 +335,6 @@ class Endpoint:
             params["max_tokens"] = decoding.max_tokens
         if decoding.stop:
             params["stop"] = list(decoding.stop)
-        extra_body = dict(decoding.extra_body)
         if decoding.reasoning_effort and self.api == "chat":
             params["reasoning_effort"] = decoding.reasoning_effort
         if self.api == "chat":
@@ -293,8 +346,15 @@ class Endpoint:
             params["prompt"] = request.prompt or ""
             if decoding.logprobs is not None:
                 params["logprobs"] = decoding.logprobs
-        if extra_body:
-            params["extra_body"] = extra_body
+        return params
+
+    async def _stream(self, request: Request, model: str, decoding: Decoding, streamed: bool | None = None,
+                      progress: dict[str, Any] | None = None) -> Response:
+        started_at = now_iso()
+        t0 = time.perf_counter()
+        params = self._params(request, model, decoding)
+        extra_body = dict(decoding.extra_body)
+        chat = self.api == "chat"
 
         answer: list[str] = []
         reasoning: list[str] = []
@@ -302,12 +362,12 @@ class Endpoint:
         finish_reason = None
         usage = None
         server_timings = None
-        logprobs: list[dict[str, Any]] | None = [] if decoding.logprobs is not None else None
+        tokens: TokenColumns | None = TokenColumns() if decoding.logprobs is not None else None
         response_model = None
         ttft = ttfa = None
         events = 0
-        opened = False  # response headers received: a connection error after this is a torn stream, not a down server
         splitter = _ThinkSplitter()
+
         def absorb(field_reasoning: str | None, content: str | None, lp: Any, finish: str | None) -> None:
             nonlocal reasoning_source, ttft, ttfa, finish_reason
             now = time.perf_counter()
@@ -325,87 +385,62 @@ class Endpoint:
                     answer.append(ans)
                     if ttfa is None and ans.strip():
                         ttfa = now - t0
-            if logprobs is not None and lp is not None:
+            if tokens is not None and lp is not None:
                 part = "reasoning" if (field_reasoning and not content) or splitter.state == "thinking" else "answer"
-                if self.api == "chat":
-                    for entry in ((lp.get("content") if isinstance(lp, dict) else getattr(lp, "content", None)) or []):
-                        logprobs.append(_token_entry(entry, part))
-                else:
-                    logprobs.extend(_legacy_logprobs(lp, part))
+                (_add_chat_tokens if chat else _add_legacy_tokens)(tokens, lp, part, decoding.logprobs)
             if finish:
                 finish_reason = finish
 
-        try:
-            create = self.sdk.chat.completions.create if self.api == "chat" else self.sdk.completions.create
-            if not (self.stream if streamed is None else streamed):
-                # One JSON response: usage is there even where a server's stream lacks it,
-                # but there is no time to first token.
-                del params["stream"], params["stream_options"]
-                result = await create(**params)
-                opened = True
-                response_model = getattr(result, "model", None)
-                usage = getattr(result, "usage", None)
-                server_timings = _as_dict(_extra(result, "timings"))
-                for choice in result.choices or []:
-                    if self.api == "chat":
-                        message = choice.message
-                        absorb(_extra(message, "reasoning_content") or _extra(message, "reasoning"),
-                               message.content, choice.logprobs, choice.finish_reason)
-                    else:
-                        absorb(None, choice.text, choice.logprobs, choice.finish_reason)
-                ttft = ttfa = None
-            else:
-                # Chunks as plain dicts: the SDK's documented `post` (same SSE stream, error
-                # mapping and connection handling as `create`) without create's per-request
-                # params transform and per-chunk pydantic models: ~1 ms CPU less per request
-                # (docs/performance.md). The JSON sent is the same, extra_body merged as create does.
-                from openai import AsyncStream
+        def take(chunk: Any) -> None:
+            nonlocal response_model, usage, server_timings
+            if not isinstance(chunk, dict):
+                raise TypeError(f"stream event is not a JSON object: {str(chunk)[:200]}")
+            response_model = response_model or chunk.get("model")
+            if chunk.get("usage") is not None:
+                usage = chunk["usage"]
+            timings = chunk.get("timings")
+            if timings:
+                server_timings = timings
+            for choice in chunk.get("choices") or ():
+                if chat:
+                    delta = choice.get("delta") or choice.get("message")
+                    absorb(delta.get("reasoning_content") or delta.get("reasoning") if delta is not None else None,
+                           delta.get("content") if delta is not None else None, choice.get("logprobs"), choice.get("finish_reason"))
+                else:
+                    absorb(None, choice.get("text"), choice.get("logprobs"), choice.get("finish_reason"))
 
-                body = {k: v for k, v in params.items() if k != "extra_body"}
-                body.update(params.get("extra_body") or {})
-                stream = await self.sdk.post("/chat/completions" if self.api == "chat" else "/completions", body=body,
-                                             cast_to=object, stream=True, stream_cls=AsyncStream[object])
-                opened = True
-                if progress is not None:
-                    progress["opened"] = True
-                try:
-                    async for chunk in stream:
+        if self.stream if streamed is None else streamed:
+            body = {**params, **extra_body}   # extra_body merged into the JSON as the SDK does
+            try:
+                async with aclosing(self._sse("/chat/completions" if chat else "/completions", body, progress)) as chunks:
+                    async for chunk in chunks:
                         events += 1
                         if progress is not None:
                             progress["events"] = events
-                        if not isinstance(chunk, dict):
-                            raise TypeError(f"stream event is not a JSON object: {str(chunk)[:200]}")
-                        response_model = response_model or chunk.get("model")
-                        if chunk.get("usage") is not None:
-                            usage = chunk["usage"]
-                        timings = chunk.get("timings")
-                        if timings:
-                            server_timings = timings
-                        for choice in chunk.get("choices") or ():
-                            if self.api == "chat":
-                                delta = choice.get("delta")
-                                absorb(delta.get("reasoning_content") or delta.get("reasoning") if delta is not None else None,
-                                       delta.get("content") if delta is not None else None, choice.get("logprobs"), choice.get("finish_reason"))
-                            else:
-                                absorb(None, choice.get("text"), choice.get("logprobs"), choice.get("finish_reason"))
-                finally:
-                    await _close_quietly(stream)
-        except openai.APIStatusError as e:
-            raise classify_status(e.status_code, _error_message(e), e.response.headers.get("retry-after")) from None
-        except openai.APIConnectionError as e:  # APITimeoutError included
-            kind = _connection_kind(e, opened)
-            if kind == "timeout":
-                raise EndpointError("timeout", f"request timed out after {self.timeout:g} s") from None
-            if kind == "connection":
-                raise EndpointError("connection", f"cannot reach {self.url}: {_root(e)}") from None
-            # the server took the connection, then dropped it: it is up, so this item uses up
-            # its retries like a 5xx instead of waiting for a "down" server (--max-downtime)
-            raise EndpointError("stream_broken", f"connection {'cut mid-stream' if opened else 'reset before any answer'}: "
-                                                 f"{_root(e)}") from None
-        except (openai.APIError, json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
-            raise EndpointError("stream_broken", f"broken response stream: {type(e).__name__}: {e}") from None
-        except Exception as e:  # httpx2 read errors mid-stream (torn connection) and the like
-            raise EndpointError("stream_broken", f"broken response stream: {type(e).__name__}: {e}") from None
+                        take(chunk)
+            except _StreamFailed as failed:
+                raise self._transport_error(failed.error, failed.opened) from None
+            except (json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
+                raise EndpointError("stream_broken", f"broken response stream: {type(e).__name__}: {e}") from None
+        else:
+            # One JSON response through the SDK: usage is there even where a server's stream
+            # lacks it, but there is no time to first token.
+            import openai
+
+            del params["stream"], params["stream_options"]
+            if extra_body:
+                params["extra_body"] = extra_body
+            create = self.sdk.chat.completions.create if chat else self.sdk.completions.create
+            try:
+                result = await create(**params)
+                take(_as_dict(result))
+            except openai.APIStatusError as e:
+                raise classify_status(e.status_code, _error_message(e), e.response.headers.get("retry-after")) from None
+            except openai.APIConnectionError as e:  # APITimeoutError included
+                raise self._transport_error(e, False) from None
+            except (openai.APIError, json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
+                raise EndpointError("stream_broken", f"broken response: {type(e).__name__}: {e}") from None
+            ttft = ttfa = None
         total = time.perf_counter() - t0
         think, ans = splitter.flush()
         if think:
@@ -414,6 +449,11 @@ class Endpoint:
         if ans:
             answer.append(ans)
         if finish_reason is None:
+            if events and progress is not None and progress.get("done"):
+                # a clean end on the wire, but no finish: the server cut the answer
+                raise EndpointError("stream_broken", "the stream ended with [DONE] but without a finish_reason: "
+                                    "the server cut it (llama-cpp-python does this when another request arrives; "
+                                    "start it with --interrupt_requests false, or run with --concurrency 1)")
             raise EndpointError("stream_broken", "the stream ended without a finish_reason"
                                 + ("" if events else " (HTTP 200 with no events at all)"))
         answer_text = "".join(answer)
@@ -424,18 +464,125 @@ class Endpoint:
             answer=answer_text, reasoning=reasoning_text, reasoning_source=reasoning_source,
             finish_reason=finish_reason, usage=usage_dict(usage),
             timing={"started_at": started_at, "ttft_s": ttft, "ttfa_s": ttfa, "total_s": total},
-            server_timings=server_timings, logprobs=logprobs, model=response_model, endpoint=self.url,
+            server_timings=server_timings, logprobs=tokens, model=response_model, endpoint=self.url,
         )
 
+    async def _sse(self, path: str, body: dict[str, Any], progress: dict[str, Any] | None):
+        """The JSON objects of a server-sent event stream, up to `data: [DONE]` or the end.
+        HTTP errors raise EndpointError (classified); transport failures _StreamFailed; an
+        `error` event or object in the stream EndpointError("stream_broken")."""
+        import aiohttp
 
-async def _close_quietly(stream: Any) -> None:
-    """Close a stream without waiting on the server: the SDK drains what is left of the body
-    on close, which never ends when a server leaves a broken stream open (llama-cpp-python
-    does after an error inside its generator), and a timed-out request must not hang there."""
+        opened = False
+        try:
+            response = await self.session().post(self.base_url + path, data=_dumps(body))
+        except (aiohttp.ClientError, OSError) as e:
+            raise _StreamFailed(e, False) from None
+        try:
+            if response.status >= 400:
+                text = (await response.content.read(64 * 1024)).decode("utf-8", errors="replace")
+                raise classify_status(response.status, _status_message(response.status, text),
+                                      response.headers.get("retry-after"))
+            opened = True
+            if progress is not None:
+                progress["opened"] = True
+            buffer = b""
+            data: list[bytes] = []
+            event = None
+            async for block in response.content.iter_any():
+                buffer += block
+                lines = buffer.split(b"\n")
+                buffer = lines.pop()
+                for line in lines:
+                    line = line.rstrip(b"\r")
+                    if line:
+                        if line.startswith(b"data:"):
+                            data.append(line[5:].lstrip(b" ") if line[5:6] == b" " else line[5:])
+                        elif line.startswith(b"event:"):
+                            event = line[6:].strip()
+                        continue  # comments (":") and other fields are ignored
+                    if not data:
+                        event = None
+                        continue
+                    payload = b"\n".join(data)
+                    data = []
+                    if payload.startswith(b"[DONE]"):
+                        if progress is not None:
+                            progress["done"] = True
+                        await _drain(response)
+                        return
+                    chunk = loads_json(payload)
+                    if event == b"error" or (isinstance(chunk, dict) and chunk.get("error")):
+                        err = chunk.get("error") if isinstance(chunk, dict) else chunk
+                        message = err.get("message") if isinstance(err, dict) else err
+                        raise EndpointError("stream_broken", f"broken response stream: APIError: {message or chunk}")
+                    event = None
+                    yield chunk
+            if data:  # a last event without its blank line
+                payload = b"\n".join(data)
+                if not payload.startswith(b"[DONE]"):
+                    yield loads_json(payload)
+        except (aiohttp.ClientError, OSError) as e:
+            response.close()
+            raise _StreamFailed(e, opened) from None
+        except BaseException:
+            response.close()  # the connection is dropped, not reused
+            raise
+        finally:
+            response.release()
+
+    def _transport_error(self, e: BaseException, opened: bool) -> EndpointError:
+        kind = _connection_kind(e, opened)
+        if kind == "timeout":
+            return EndpointError("timeout", f"request timed out after {self.timeout:g} s")
+        if kind == "connection":
+            return EndpointError("connection", f"cannot reach {self.url}: {_root(e)}")
+        # the server took the connection, then dropped it: it is up, so this item uses up
+        # its retries like a 5xx instead of waiting for a "down" server (--max-downtime)
+        return EndpointError("stream_broken", f"connection {'cut mid-stream' if opened else 'reset before any answer'}: "
+                                              f"{_root(e)}")
+
+
+async def _drain(response: Any) -> None:
+    """Read what follows [DONE] (the end of the chunked body) so the connection can be reused,
+    without waiting on a server that leaves the stream open: then it is dropped instead."""
     try:
-        await asyncio.wait_for(stream.close(), timeout=1.0)
-    except Exception:  # timed out or failed: the connection is dropped, not reused
-        pass
+        await asyncio.wait_for(response.read(), timeout=1.0)
+    except Exception:
+        response.close()
+
+
+def _dumps(body: dict[str, Any]) -> bytes:
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(body)
+        except TypeError:
+            pass
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def loads_json(raw: bytes) -> Any:
+    if _orjson is not None:
+        try:
+            return _orjson.loads(raw)
+        except _orjson.JSONDecodeError:
+            pass  # NaN / Infinity: the stdlib reads them
+    return json.loads(raw)
+
+
+def _status_message(status: int, text: str) -> str:
+    """The server's error message, as the SDK reads it from an error body."""
+    text = text.strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text or f"Error code: {status}"
+    data = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])
+    if isinstance(data, str) and data:
+        return data
+    return f"Error code: {status} - {body}"
 
 
 def _http_client(timeout: float):
@@ -465,7 +612,7 @@ def _connection_kind(e: BaseException, opened: bool) -> str:
     """timeout, connection (nothing listens: the server is down) or dropped (it took the
     connection, then closed it). The SDK's aiohttp transport reports a refused connection as
     a timeout, so the exception's cause chain decides, not its class."""
-    chain = list(_chain(e))[1:]
+    chain = list(_chain(e))
     if any(isinstance(c, TimeoutError) for c in chain):  # a real timeout (aiohttp's included)
         return "timeout"
     try:
@@ -478,9 +625,7 @@ def _connection_kind(e: BaseException, opened: bool) -> str:
         return "connection"
     if any(isinstance(c, (ConnectionError, ClientConnectionError)) for c in chain) or opened:
         return "dropped"
-    import openai
-
-    return "timeout" if isinstance(e, openai.APITimeoutError) else "connection"
+    return "timeout" if type(e).__name__ == "APITimeoutError" else "connection"
 
 
 def usage_dict(usage: Any) -> dict[str, int | None]:

@@ -3,6 +3,9 @@ on both servers with logprobs (baseline first), then `evalsuite diff` the two ru
 
 The two runs are ordinary run folders (RUN_DIR/baseline, RUN_DIR/candidate) made by
 evalsuite.runner with identical decoding, so they can be diffed, shown or resumed later.
+After an interruption the runner prints the same command with `--resume RUN_DIR/<role>`:
+`--resume` takes the lossless folder or either run folder in it, continues both runs (a run
+not started yet starts) and then diffs them.
 """
 from __future__ import annotations
 
@@ -41,6 +44,8 @@ class LosslessSettings:
     rescore: bool = False
     quiet: bool = False
     argv: tuple[str, ...] = ()
+    resume: Path | None = None       # the lossless folder, or its baseline/candidate run folder
+    retry_errors: bool = False
 
 
 def parse_extra_body(value: str | dict | None) -> dict:
@@ -55,6 +60,17 @@ def parse_extra_body(value: str | dict | None) -> dict:
     return parsed
 
 
+def lossless_root(s: LosslessSettings) -> Path:
+    """The folder holding the two runs: --resume (the folder, or a run folder inside it),
+    --run-dir, or a new one under results/."""
+    if s.resume is not None:
+        path = Path(s.resume)
+        if path.name in ("baseline", "candidate") and (path / "manifest.json").exists():
+            return path.parent
+        return path
+    return s.run_dir or Path("results") / f"lossless-{s.pack}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
 def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
     from .client import Decoding
     from .runner import RunSettings
@@ -62,10 +78,13 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
     # Greedy and seeded: the only thing left to differ is the server.
     decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=s.max_tokens, logprobs=s.logprobs,
                         extra_body=parse_extra_body(s.extra_body))
+    # The runner prints `argv` + `--resume <this run folder>` after an interruption: that is a
+    # lossless command this function accepts (lossless_root), so argv is the lossless command as typed.
+    resume = s.resume is not None and (folder / "manifest.json").exists()
     return RunSettings(pack=s.pack, endpoints=(endpoint,), run_dir=folder, model=s.model, api=s.api, decoding=decoding,
                        concurrency=s.concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
-                       limit=s.limit, label=role, quiet=s.quiet, stream=s.stream,
-                       argv=s.argv + ("#", role))
+                       limit=s.limit, label=role, quiet=s.quiet, stream=s.stream, argv=s.argv,
+                       resume=resume, retry_errors=resume and s.retry_errors)
 
 
 def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> int:
@@ -73,24 +92,30 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     2 bad usage / runs not comparable, 3 an endpoint went down (as `evalsuite run`)."""
     from .analysis.diff import diff_main
     from .runner import EXIT_ERRORS, EXIT_OK as RUN_OK, UsageError, run
-    from .speculation import delta, describe, fetch_counters
 
-    root = s.run_dir or Path("results") / f"lossless-{s.pack}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if s.resume is not None and s.run_dir is not None and Path(s.run_dir) != lossless_root(s):
+        print("error: give either --run-dir or --resume, not both", file=sys.stderr)
+        return EXIT_USAGE
+    from .analysis.outputs import OutputError, check_writable
+
+    try:   # before the runs, not after an hour of them
+        for flag, path in (("--json", s.json_path), ("--html", s.html_path)):
+            if path:
+                check_writable(path, flag)
+    except OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    root = lossless_root(s)
+    if s.resume is not None and not root.is_dir():
+        print(f"error: cannot resume {s.resume}: no such folder", file=sys.stderr)
+        return EXIT_USAGE
     folders = {"baseline": root / "baseline", "candidate": root / "candidate"}
     codes = {}
-    speculation: dict[str, dict] = {}
     try:
         for role, endpoint in (("baseline", s.baseline_endpoint), ("candidate", s.candidate_endpoint)):
             if not s.quiet:
                 print(f"{role}: {endpoint} -> {folders[role]}", file=sys.stderr)
-            # the server's own draft counters around the run: whether speculation engaged at all
-            before = fetch_counters(endpoint)
             codes[role] = run(run_settings(s, role, endpoint, folders[role]))
-            after = fetch_counters(endpoint)
-            moved = delta(before, after)
-            speculation[role] = {"before": before and before.to_dict(), "after": after and after.to_dict(),
-                                 "during_run": moved and moved.to_dict(), "summary": describe(moved)}
-            _write_speculation(root, speculation)
             if codes[role] not in (RUN_OK, EXIT_ERRORS):
                 print(f"error: the {role} run did not finish (exit {codes[role]}); its records are in {folders[role]}",
                       file=sys.stderr)
@@ -98,24 +123,32 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     except (UsageError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    for role in ("baseline", "candidate"):
-        echo(f"{role} {speculation[role]['summary']}")
-    if (speculation["baseline"]["during_run"] or {}).get("drafted", 0) > 0:
+    # the servers' own draft counters around each run (the runner keeps them in the manifest)
+    speculation = {role: _speculation_of(folders[role]) for role in folders}
+    for role, report in speculation.items():
+        if report:
+            echo(f"{role} {report['summary']}")
+    if ((speculation["baseline"] or {}).get("during_run") or {}).get("drafted", 0) > 0:
         echo("warning: the baseline drafted tokens: run the baseline with speculation off, or its logprobs "
              "may be missing where drafts were accepted")
     code = diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
                      json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
                      rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo)
     if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
-        print("some items ended in errors (undetermined in the diff); resume the runs with --retry-errors",
-              file=sys.stderr)
+        from .runner import resume_command
+
+        print("some items ended in errors (undetermined in the diff); to ask them again:\n  "
+              f"{resume_command(s.argv, root)} --retry-errors", file=sys.stderr)
         return EXIT_FAIL
     return code
 
 
-def _write_speculation(root: Path, speculation: dict) -> None:
-    """RUN_DIR/speculation.json: each server's draft counters before and after its run."""
-    from .store import write_json_atomic
+def _speculation_of(run_dir: Path) -> dict | None:
+    """The run's speculation report (manifest `speculation`, one endpoint per lossless run)."""
+    from .store import read_manifest
 
-    root.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(root / "speculation.json", speculation)
+    try:
+        reports = read_manifest(run_dir).get("speculation") or {}
+    except (OSError, ValueError):
+        return None
+    return next(iter(reports.values()), None)

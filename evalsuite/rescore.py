@@ -5,10 +5,10 @@ server sent no logprobs for some tokens (llama-server: accepted draft tokens; SG
 reasoning), or the tokens are partial UTF-8 bytes that llama-cpp-python names "". Rescoring
 sends the prompt plus the common prefix to the baseline endpoint as a completions call with
 max_tokens 1 and top logprobs, and reads both tokens' logprobs there. When every token id is
-known (llama-server), the prefix goes as token ids (`prompt: [text, id, id, ...]`), so partial
-UTF-8 bytes do not matter and tokens are matched by id; a token outside the top-20 is asked for
-again with the top-1000 (llama-server answers with up to the whole vocabulary), which turns a
-real divergence's bound margin into an exact one.
+known (llama-server), the prefix goes as token ids (`prompt: [text, id, id, ...]`, llama-server's
+mixed form), so partial UTF-8 bytes and re-tokenisation do not matter and tokens are matched by
+id; a token outside the top-20 is asked for again with the top-1000 (llama-server answers with
+up to the whole vocabulary), which turns a real divergence's bound margin into an exact one.
 
 Limits (docs/lossless.md): exact only for completions-API runs, where the prompt text is in the
 record and the server re-tokenises prompt + prefix the same way it generated it (true for a
@@ -17,19 +17,23 @@ rendered chat template is not known client-side and the OpenAI chat API cannot c
 assistant message, so those stay undetermined with that reason. A prefix holding "" tokens
 (bytes the server dropped) cannot be rebuilt either. This is the one analysis that calls a
 server; `evalsuite diff` does so only when asked.
+
+Requests go through the same client as `evalsuite run` (evalsuite.client.Endpoint: the API key
+from OPENAI_API_KEY or --api-key-env, bounded retries of 429/5xx/timeouts with backoff).
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-import json
-import urllib.error
-import urllib.request
+import os
 from typing import Any
 
 from .analysis.diff import DiffResult, ItemDiff, Tok, TokenView, classify_margin, tokens_of
 
 RESCORE_TOP = 20
+DEEP_TOP = 1000   # llama-server gives up to the whole vocabulary; vLLM refuses past --max-logprobs
 TIMEOUT_S = 60.0
+Alternative = tuple[str, "int | None", float]   # (text, id, logprob) of one next-token candidate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,62 +43,49 @@ class Rescore:
     why_not: str | None = None
 
 
-DEEP_TOP = 1000   # llama-server returns up to the whole vocabulary when asked; vLLM caps at --max-logprobs
+class Rescorer:
+    """Next-token logprobs from the baseline endpoint, through the run's client and retry policy."""
 
+    def __init__(self, endpoint: str, api_key: str | None = None, timeout: float = TIMEOUT_S, retry: Any = None):
+        from .client import Endpoint, RetryPolicy
 
-def alternatives_of(data: dict[str, Any]) -> list[tuple[str, int | None, float]]:
-    """The first generated position's top logprobs as (text, id, logprob), from either shape:
-    legacy completions (`top_logprobs: [{token: logprob}]`, vLLM, OpenAI) or llama-server's
-    (`content: [{token, id, logprob, top_logprobs: [{token, id, logprob}]}]`, in /v1/completions too)."""
-    lp = (data.get("choices") or [{}])[0].get("logprobs") or {}
-    content = lp.get("content")
-    if isinstance(content, list) and content and isinstance(content[0], dict):
+        self.endpoint = Endpoint(endpoint, api_key, timeout, api="completions", stream=False)
+        self.retry = retry or RetryPolicy(max_retries=3, max_total=120.0)
+        self.loop = asyncio.new_event_loop()
+
+    def top(self, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
+            k: int = RESCORE_TOP) -> list[Alternative]:
+        return self.loop.run_until_complete(self._top(model, prompt, extra_body, k))
+
+    async def _top(self, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
+                   k: int) -> list[Alternative]:
+        from .client import Decoding, EndpointError, Request
+
+        decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=1, logprobs=k, extra_body=extra_body)
+        request = Request(item_id="rescore", prompt=prompt)
+        for attempt in range(self.retry.max_retries + 1):
+            try:
+                response = await self.endpoint.complete(request, model or "", decoding)
+                break
+            except EndpointError as e:
+                if not e.retryable or attempt == self.retry.max_retries:
+                    raise
+                await asyncio.sleep(self.retry.delay(attempt, e))
+        entries = response.logprobs.entries() if response.logprobs is not None and len(response.logprobs) else []
+        if not entries:
+            raise ValueError("the server sent no logprobs")
         return [(str(a.get("token") or ""), a.get("id") if isinstance(a.get("id"), int) else None, float(a["logprob"]))
-                for a in content[0].get("top_logprobs") or []
-                if isinstance(a, dict) and isinstance(a.get("logprob"), (int, float))]
-    tops = lp.get("top_logprobs") or [{}]
-    top = tops[0] if tops and isinstance(tops[0], dict) else {}
-    return [(str(k), None, float(v)) for k, v in top.items() if isinstance(v, (int, float))]
+                for a in entries[0].get("top") or () if isinstance(a.get("logprob"), (int, float))]
 
-
-def top_of(data: dict[str, Any]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for text, _, logprob in alternatives_of(data):
-        out.setdefault(text, logprob)
-    return out
-
-
-def completions_alternatives(endpoint: str, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
-                             k: int = RESCORE_TOP) -> list[tuple[str, int | None, float]]:
-    """The top-k logprobs of the next token after `prompt` (text, or llama-server's mixed
-    [text, id, id, ...] form that continues with exact token ids)."""
-    body = {"prompt": prompt, "max_tokens": 1, "temperature": 0.0, "logprobs": k, **extra_body}
-    if model:
-        body["model"] = model
-    request = urllib.request.Request(endpoint.rstrip("/") + "/completions", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-        return alternatives_of(json.load(response))
-
-
-def completions_top(endpoint: str, model: str | None, prompt: str, extra_body: dict[str, Any],
-                    k: int = RESCORE_TOP) -> dict[str, float]:
-    """The top-k logprobs of the next token after `prompt`, by text."""
-    out: dict[str, float] = {}
-    for text, _, logprob in completions_alternatives(endpoint, model, prompt, extra_body, k):
-        out.setdefault(text, logprob)
-    return out
-
-
-def _find(alts: list[tuple[str, int | None, float]], view: TokenView, by_id: bool) -> float | None:
-    for text, tid, logprob in alts:
-        if (tid == view.id) if by_id else (text == view.text):
-            return logprob
-    return None
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.endpoint.close())
+        finally:
+            self.loop.close()
 
 
 def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], manifest: dict[str, Any],
-                 endpoint: str) -> Rescore:
+                 rescorer: Rescorer) -> Rescore:
     if manifest.get("api") != "completions":
         return Rescore(None, None, "chat run: the rendered chat template is not known client-side and the chat API "
                                    "cannot continue an assistant message, so it cannot be re-scored")
@@ -114,37 +105,63 @@ def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], man
                                        "the exact text cannot be rebuilt")
         prompt = (base.get("prompt") or "") + "".join(t.text for t in prefix)
     extra = dict((manifest.get("decoding") or {}).get("extra_body") or {})
+    from .client import EndpointError
+
     try:
-        alts = completions_alternatives(endpoint, manifest.get("model"), prompt, extra)
-    except (OSError, urllib.error.URLError, ValueError, json.JSONDecodeError) as e:
-        return Rescore(None, None, f"rescoring at {endpoint} failed: {e}")
+        alts = rescorer.top(manifest.get("model"), prompt, extra)
+    except (EndpointError, ValueError) as e:
+        return Rescore(None, None, f"rescoring at {rescorer.endpoint.url} failed: {e}")
     b, c = _find(alts, bt, by_id), _find(alts, ct, by_id)
     depth = RESCORE_TOP
     if (b is None or c is None) and len(alts) >= RESCORE_TOP:
         # a token outside the top-20: servers that give more (llama-server: the whole vocabulary)
         # give its exact logprob; one that refuses (vLLM past --max-logprobs) leaves the bound
         try:
-            deep = completions_alternatives(endpoint, manifest.get("model"), prompt, extra, k=DEEP_TOP)
-            b, c, depth = _find(deep, bt, by_id) if b is None else b, _find(deep, ct, by_id) if c is None else c, len(deep)
-        except (OSError, urllib.error.URLError, ValueError, json.JSONDecodeError):
+            deep = rescorer.top(manifest.get("model"), prompt, extra, k=DEEP_TOP)
+            b = b if b is not None else _find(deep, bt, by_id)
+            c = c if c is not None else _find(deep, ct, by_id)
+            depth = len(deep)
+        except (EndpointError, ValueError):
             pass
     if b is None or c is None:
         return Rescore(b, c, f"not both tokens are in the re-scored top-{depth}")
     return Rescore(b, c)
 
 
-def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: str) -> DiffResult:
+def _find(alts: list[Alternative], view: TokenView, by_id: bool) -> float | None:
+    for text, tid, logprob in alts:
+        if (tid == view.id) if by_id else (text == view.text):
+            return logprob
+    return None
+
+
+def _wanted(item: ItemDiff) -> bool:
+    """Undetermined divergences, and real ones whose margin is only a bound (the candidate's
+    token was outside the baseline's recorded top-k)."""
+    return item.token_index is not None and (item.verdict == "undetermined" or item.margin_is_bound)
+
+
+def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: str,
+                   api_key_env: str | None = None) -> DiffResult:
     """Re-score every undetermined divergence; the others keep the recorded baseline margins."""
+    todo = [i for i in result.items if _wanted(i)]
+    rescorer = Rescorer(endpoint, os.environ.get(api_key_env or "OPENAI_API_KEY")) if todo else None
+    try:
+        return _rescore_all(result, baseline, candidate, rescorer)
+    finally:
+        if rescorer is not None:
+            rescorer.close()
+
+
+def _rescore_all(result: DiffResult, baseline: Any, candidate: Any, rescorer: Rescorer | None) -> DiffResult:
     b_by_id, c_by_id = baseline.by_id, candidate.by_id
     items, done = [], 0
     for item in result.items:
-        # undetermined items, and real divergences whose margin is only a bound (the candidate's
-        # token was outside the baseline's recorded top-k)
-        wanted = item.verdict == "undetermined" or item.margin_is_bound
-        if not wanted or item.token_index is None:
+        if not _wanted(item) or rescorer is None:
             items.append(item)
             continue
-        r = rescore_item(item, b_by_id[item.id], c_by_id[item.id], baseline.manifest, endpoint)
+        r = rescore_item(item, baseline.with_logprobs(b_by_id[item.id]), candidate.with_logprobs(c_by_id[item.id]),
+                         baseline.manifest, rescorer)
         if r.why_not is not None:
             items.append(dataclasses.replace(item, notes=item.notes + (f"--rescore: {r.why_not}",)))
             continue
@@ -154,7 +171,7 @@ def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: 
         bt = dataclasses.replace(item.baseline_token, logprob_baseline=r.logprob_baseline_token)
         ct = dataclasses.replace(item.candidate_token or TokenView("", None, None, None, None),
                                  logprob_baseline=r.logprob_candidate_token)
-        items.append(dataclasses.replace(item, verdict=verdict, margin=margin, margin_is_bound=False, baseline_token=bt,
-                                         candidate_token=ct,
-                                         reason=f"re-scored on {endpoint}: |m| {abs(margin):.2g} ({item.reason})"))
+        items.append(dataclasses.replace(item, verdict=verdict, margin=margin, margin_is_bound=False,
+                                         baseline_token=bt, candidate_token=ct,
+                                         reason=f"re-scored on {rescorer.endpoint.url}: m {margin:.2g} ({item.reason})"))
     return dataclasses.replace(result, items=tuple(items), rescored=done)

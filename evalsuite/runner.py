@@ -1,13 +1,15 @@
 """`evalsuite run`: items -> requests -> responses -> verdicts -> records, crash-safe and resumable.
 
 The runner keeps `concurrency` requests in flight per endpoint, retries what may be retried
-(bounded in count and time, honouring Retry-After, with jitter), grades each answer off the
-event loop, and appends one record per finished item to records.jsonl as soon as it is graded.
+(bounded in count and time, honouring Retry-After, with jitter), grades each answer in a thread
+pool once its request slot is free again, and appends one record per finished item to
+records.jsonl as soon as it is graded (its token logprobs, if kept, to the side file first).
 Anything not yet recorded when the process dies is simply asked again on resume.
 """
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import shlex
 import signal
@@ -18,9 +20,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from . import __version__
+from .analysis.regrade import item_fields
 from .client import Decoding, Endpoint, EndpointError, Request, Response, RetryPolicy, now_iso, redact_url
-from .store import (MANIFEST, MANIFEST_SCHEMA, RECORD_SCHEMA, RECORDS, SUMMARY, RecordWriter, compact_records,
-                    read_manifest, read_records, write_json_atomic, write_parquet)
+from .engines import GreedyCheck, apply_neutral_settings
+from .store import (MANIFEST, MANIFEST_SCHEMA, PARQUET, RECORD_SCHEMA, RECORDS, SUMMARY, TOKEN_FIELD, TOKENS, RecordWriter,
+                    compact_records, compact_tokens, iter_record_lines, read_manifest, read_records,
+                    write_json_atomic, write_parquet)
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -186,7 +191,9 @@ def response_record(item, request: Request, response: Response, verdict, attempt
         "finish_reason": response.finish_reason,
         "extracted": verdict.extracted, "verdict": verdict.to_dict(), "outcome": outcome_of(response, verdict),
         "error": None, "usage": response.usage, "timing": response.timing, "server_timings": response.server_timings,
-        "logprobs": response.logprobs, "endpoint": response.endpoint, "model": response.model, "attempts": attempts,
+        TOKEN_FIELD: None if response.logprobs is None else len(response.logprobs),
+        "endpoint": response.endpoint, "model": response.model, "attempts": attempts,
+        **item_fields(item),
     }
 
 
@@ -203,7 +210,7 @@ def error_record(item, request: Request, error: EndpointError, endpoint: str, at
         "extracted": None, "verdict": None, "outcome": "error", "error": error.to_dict(),
         "usage": response.usage if response else {"prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None},
         "timing": response.timing if response else {"started_at": started_at, "ttft_s": None, "ttfa_s": None, "total_s": elapsed},
-        "server_timings": None, "logprobs": None, "endpoint": endpoint, "model": response.model if response else None,
+        "server_timings": None, TOKEN_FIELD: None, "endpoint": endpoint, "model": response.model if response else None,
         "attempts": attempts,
     }
 
@@ -219,8 +226,9 @@ class Progress:
         self.started_done = done
         self.tty = sys.stderr.isatty()
         self.last = 0.0
+        self.greedy = GreedyCheck()
 
-    def update(self, record: dict[str, Any]) -> None:
+    def update(self, record: dict[str, Any], tokens: Any = None) -> None:
         self.done += 1
         if record["outcome"] == "error":
             self.errors += 1
@@ -228,6 +236,7 @@ class Progress:
             self.graded += 1
             self.correct += record["outcome"] == "correct"
         self.tokens += (record.get("usage") or {}).get("completion_tokens") or 0
+        self.greedy.add(record, tokens)
         now = time.monotonic()
         interval = 0.2 if self.tty else 15.0
         if not self.quiet and (now - self.last >= interval or self.done == self.total):
@@ -261,7 +270,12 @@ class EndpointDown(Exception):
     pass
 
 
+class ReplicaDown(Exception):
+    """This replica cannot be reached while another one answers: its item goes back to the queue."""
+
+
 DOWN_POLL_S = 5.0  # longest wait between two tries of an endpoint that does not answer
+GRADE_DRAIN_S = 30.0  # longest wait, at the end or on Ctrl-C, for responses still being graded
 
 
 class Scheduler:
@@ -277,34 +291,130 @@ class Scheduler:
         self.down_since: dict[str, float | None] = {}
         self.stopped_reason: str | None = None
         self.retries = 0
+        self.flush_pending = False
+        # replicas taken out of the rotation: url -> when, why (back in when they answer again)
+        self.retired: dict[str, dict[str, Any]] = {}
+        self.in_flight = 0
 
     async def run(self, items) -> None:
         queue: asyncio.Queue = asyncio.Queue()
         for item in items:
             queue.put_nowait(item)
+        slots = self.settings.concurrency * len(self.endpoints)
+        # Grading runs in a thread pool, off the request slots: a slow grade (sympy) must not hold
+        # one of the run's `--concurrency` requests. At most this many responses wait to be graded;
+        # past it the workers wait (back-pressure) instead of piling responses up in memory.
+        self.grading = asyncio.Semaphore(2 * slots)
+        self.pending: set[asyncio.Task] = set()
         workers = [asyncio.create_task(self.worker(queue, self.endpoints[n % len(self.endpoints)]))
-                   for n in range(self.settings.concurrency * len(self.endpoints))]
+                   for n in range(slots)]
         try:
             await asyncio.gather(*workers)
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            # Responses already received are graded and recorded before the run ends, on Ctrl-C
+            # too (a bounded wait: a grader that hangs leaves its item to the resume).
+            if self.pending:
+                _, hung = await asyncio.wait(list(self.pending), timeout=GRADE_DRAIN_S)
+                for task in hung:
+                    task.cancel()
 
     async def worker(self, queue: asyncio.Queue, endpoint: Endpoint) -> None:
-        while not queue.empty() and self.stopped_reason is None:
+        while self.stopped_reason is None:
+            if queue.empty():
+                # an item in flight elsewhere may still come back (its replica died): wait for it
+                if self.in_flight == 0:
+                    return
+                await asyncio.sleep(0.05)
+                continue
             item = queue.get_nowait()
+            self.in_flight += 1
             try:
-                record = await self.ask(item, endpoint)
+                answered = await self.ask(item, endpoint)
+            except ReplicaDown as e:
+                queue.put_nowait(item)  # another replica asks it; this one waits until it answers
+                self.in_flight -= 1
+                if not await self.sideline(endpoint, str(e), queue):
+                    return
+                continue
             except EndpointDown as e:
                 # the item stays unrecorded: a resume asks it
+                self.in_flight -= 1
                 self.stopped_reason = self.stopped_reason or str(e)
                 return
-            if record is not None:
-                self.writer.append(record)
-                self.progress.update(record)
+            self.in_flight -= 1
+            if isinstance(answered, dict):
+                self.record(answered, None)
+                continue
+            await self.grading.acquire()
+            task = asyncio.create_task(self.grade_and_record(*answered))
+            self.pending.add(task)
+            task.add_done_callback(self.pending.discard)
 
-    async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | None:
+    def others_answer(self, url: str) -> bool:
+        return any(e.url != url and e.url not in self.retired and self.down_since.get(e.url) is None
+                   for e in self.endpoints)
+
+    async def sideline(self, endpoint: Endpoint, reason: str, queue: asyncio.Queue) -> bool:
+        """Keep a dead replica out of the rotation: poll it until it answers (True: take items
+        again) or until there is nothing left to ask (False). It stays in `retired`, with why,
+        for the manifest, unless it came back."""
+        url = endpoint.url
+        if url not in self.retired:
+            self.retired[url] = {"at": now_iso(), "reason": reason}
+            if not self.settings.quiet:
+                print(f"\n{redact_url(url)} does not answer ({reason}); its items go to the other "
+                      f"endpoint(s)", file=sys.stderr)
+        while self.stopped_reason is None:
+            if queue.empty() and self.in_flight == 0:
+                return False
+            if not self.others_answer(url):
+                # the others are down too: back in, and the run's --max-downtime rule decides
+                self.retired.pop(url, None)
+                return True
+            await asyncio.sleep(min(DOWN_POLL_S, 1.0))
+            try:
+                await asyncio.wait_for(endpoint.list_models(), timeout=min(5.0, self.settings.timeout))
+            except Exception:
+                continue
+            self.retired.pop(url, None)
+            self.down_since[url] = None
+            return True
+        return False
+
+    def record(self, record: dict[str, Any], tokens) -> None:
+        # Records graded in the same turn of the event loop reach the file in one write, at the
+        # end of that turn: until then they are like a request in flight (asked again after a crash).
+        self.writer.append(record, tokens, flush=False)
+        if not self.flush_pending:
+            self.flush_pending = True
+            asyncio.get_running_loop().call_soon(self.flush)
+        self.progress.update(record, tokens)
+
+    def flush(self) -> None:
+        self.flush_pending = False
+        self.writer.flush()
+
+    async def grade_and_record(self, item, request: Request, response: Response, attempt: int, endpoint: str,
+                               started_at: str, t0: float) -> None:
+        """Grade one response in the pool, then append its record (with its token streams):
+        a record is only ever written graded, in one append."""
+        try:
+            try:
+                verdict = await asyncio.to_thread(self.pack.grade, item, response.answer)
+            except Exception as e:  # a grader bug must not lose the response
+                error = EndpointError("grader", f"grader raised {type(e).__name__}: {e}")
+                self.record(error_record(item, request, error, endpoint, attempt, started_at,
+                                         time.monotonic() - t0, response), None)
+                return
+            self.record(response_record(item, request, response, verdict, attempt), response.logprobs)
+        finally:
+            self.grading.release()
+
+    async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | tuple:
+        """An error record, or (item, request, response, attempt, endpoint, started_at, t0) to grade."""
         settings = self.settings
         policy = settings.retry
         request = build_request(self.pack, item, settings.api)
@@ -324,6 +434,9 @@ class Scheduler:
                     # it (up to --max-downtime) instead of recording every item as an error.
                     down_since = self.down_since.get(endpoint.url) or now
                     self.down_since[endpoint.url] = down_since
+                    if len(self.endpoints) > 1 and self.others_answer(endpoint.url):
+                        # a replica died while others answer: they take its items
+                        raise ReplicaDown(error.message)
                     unreachable_since = unreachable_since or now
                     down_for = now - down_since
                     if self.stopped_reason:
@@ -352,36 +465,31 @@ class Scheduler:
                     continue
                 return error_record(item, request, error, endpoint.url, attempt, started_at, now - t0)
             self.down_since[endpoint.url] = None
-            try:
-                verdict = await asyncio.to_thread(self.pack.grade, item, response.answer)
-            except Exception as e:  # a grader bug must not lose the response
-                error = EndpointError("grader", f"grader raised {type(e).__name__}: {e}")
-                return error_record(item, request, error, endpoint.url, attempt, started_at, time.monotonic() - t0, response)
-            return response_record(item, request, response, verdict, attempt)
+            return item, request, response, attempt, endpoint.url, started_at, t0
 
 
 async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[dict[str, list[str]], str]:
     """Ask every endpoint for /v1/models before any item is sent."""
-    import openai
+    from .client import NotOpenAICompatible
 
     served: dict[str, list[str]] = {}
     for endpoint in endpoints:
         try:
             served[endpoint.url] = await asyncio.wait_for(endpoint.list_models(), timeout=min(30.0, settings.timeout))
-        except (openai.APIConnectionError, asyncio.TimeoutError, ConnectionError) as e:
+        except (EndpointError, asyncio.TimeoutError) as e:
+            if isinstance(e, EndpointError) and e.status == 401:
+                raise UsageError(f"{endpoint.url} refused the API key (HTTP 401): set OPENAI_API_KEY or the variable "
+                                 f"named by --api-key-env") from None
+            reason = e.message if isinstance(e, EndpointError) else "no answer within the timeout"
             raise UsageError(
-                f"nothing answers at {endpoint.url} ({type(e).__name__}). Start an OpenAI-compatible server first, e.g.\n"
+                f"nothing answers at {endpoint.url} ({reason}). Start an OpenAI-compatible server first, e.g.\n"
                 f"  llama-server -m model.gguf --port 8080            (llama.cpp)\n"
                 f"  python -m llama_cpp.server --model model.gguf --port 8080   (llama-cpp-python)\n"
                 f"  vllm serve MODEL --port 8080 / python -m sglang.launch_server --model-path MODEL --port 8080\n"
                 f"or pass --endpoint http://HOST:PORT/v1") from None
-        except openai.AuthenticationError:
-            raise UsageError(f"{endpoint.url} refused the API key (HTTP 401): set OPENAI_API_KEY or the variable "
-                             f"named by --api-key-env") from None
-        except (openai.APIStatusError, openai.APIResponseValidationError, ValueError, TypeError, AttributeError):
-            reply = await endpoint.describe_models_reply()
+        except NotOpenAICompatible as e:
             raise UsageError(f"{endpoint.url} is not an OpenAI-compatible endpoint: tried GET {endpoint.url}/models "
-                             f"(expecting JSON {{\"data\": [{{\"id\": ...}}]}}) and it answered {reply}. "
+                             f"(expecting JSON {{\"data\": [{{\"id\": ...}}]}}) and it answered {e}. "
                              f"Is the URL right? OpenAI-compatible servers answer under /v1, "
                              f"e.g. --endpoint http://HOST:PORT/v1") from None
     first = next(iter(served.values()))
@@ -427,24 +535,77 @@ def prepare_run_dir(settings: RunSettings, manifest: dict[str, Any]) -> tuple[di
     return manifest, {}
 
 
-BULKY_FIELDS = ("messages", "prompt", "logprobs", "answer", "reasoning", "server_timings")
+class _NoPandas:
+    """A meta-path finder that says pandas is not installed. pyarrow's first pa.array() call
+    imports pandas to see whether its argument is a pandas object (0.3 CPU s and 40 MB); a run
+    process never hands it one, so during that first call pandas is reported absent, and pyarrow
+    remembers that for the rest of the process."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is not needed by `evalsuite run`")
+        return None
+
+
+def _warm_finish_imports() -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet  # noqa: F401
+
+        if "pandas" not in sys.modules:
+            sys.meta_path.insert(0, _NoPandas)
+            try:
+                pa.array([0])
+            finally:
+                sys.meta_path.remove(_NoPandas)
+    except Exception:  # the finishing step will say what is wrong
+        pass
+
+
+BULKY_FIELDS = ("messages", "prompt", "answer", "reasoning", "server_timings")
 
 
 def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> dict:
-    """Compact records.jsonl (finished runs), then write manifest, summary and parquet.
-    Streams the records: the summary reads them without their bulky text fields."""
+    """A finished run: compact records.jsonl and the token streams, write records.parquet and
+    summary.json, and only then mark the manifest. Every file is written to a temporary file
+    and renamed, so a crash anywhere in here leaves a folder that is still resumable (status
+    not yet `finished`; a resume with nothing left to ask redoes this step), never a manifest
+    that says finished beside a missing or half-written file. Streams the records: nothing
+    holds the whole file, and the summary reads them without their bulky text fields."""
     from .analysis.summary import summarize
-    from .store import iter_record_lines
 
+    manifest = dict(manifest, status=status, ended_at=now_iso())
+    for name in (RECORDS, PARQUET, TOKENS, SUMMARY, MANIFEST):
+        for stale in run_dir.glob(f".{name}.*.tmp"):  # left by a process killed while writing
+            stale.unlink(missing_ok=True)
     if status == "finished":
         compact_records(run_dir, item_ids)
-    manifest = dict(manifest, status=status, ended_at=now_iso())
-    write_json_atomic(run_dir / MANIFEST, manifest)
+        compact_tokens(run_dir, item_ids)
+        write_parquet(run_dir, iter_record_lines(run_dir / RECORDS))
     summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS))
     write_json_atomic(run_dir / SUMMARY, summary)
-    if status == "finished":
-        write_parquet(run_dir, iter_record_lines(run_dir / RECORDS))
+    write_json_atomic(run_dir / MANIFEST, manifest)
     return summary
+
+
+def _speculation_counters(endpoints: list[Endpoint]) -> dict[str, Any]:
+    from .speculation import fetch_counters
+
+    return {e.url: fetch_counters(e.url, timeout=2.0) for e in endpoints}
+
+
+def _speculation_report(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Per endpoint: draft/accepted counters before and after, what moved, and the sentence."""
+    from .speculation import delta, describe
+
+    out = {}
+    for url, b in before.items():
+        a = after.get(url)
+        moved = delta(b, a)
+        out[redact_url(url)] = {"before": b and b.to_dict(), "after": a and a.to_dict(),
+                                "during_run": moved and moved.to_dict(), "summary": describe(moved)}
+    return out
 
 
 async def _run_async(settings: RunSettings) -> int:
@@ -453,27 +614,49 @@ async def _run_async(settings: RunSettings) -> int:
     endpoints = [Endpoint(url, api_key, settings.timeout, settings.api, settings.stream) for url in settings.endpoints]
     try:
         served, model = await preflight(settings, endpoints)
-        manifest = make_manifest(settings, pack, items, served, model)
+        settings, engine = await apply_neutral_settings(settings, api_key)   # docs/lossless.md: greedy must be greedy
+        manifest = dict(make_manifest(settings, pack, items, served, model), engine=engine)
         manifest, done = prepare_run_dir(settings, manifest)
         write_json_atomic(settings.run_dir / MANIFEST, manifest)
+        if pack.needs_sympy:   # importing sympy takes 1-2 s: not on the first item's grade
+            from .graders import sandbox
+
+            sandbox.prestart()
 
         def finished(record: dict) -> bool:
             return record["outcome"] != "error" or not settings.retry_errors
 
         todo = [i for i in items if not (i.id in done and finished(done[i.id]))]
+        # What start-up built (modules, items, prompts, records already done) lives until the end:
+        # keep the garbage collector from rescanning it, and let it run less often. A streamed
+        # token allocates a few dicts; at the default threshold (700) collections cost ~30 % of
+        # the client's CPU on long answers with logprobs (docs/performance.md).
+        gc.freeze()
+        gc.set_threshold(20_000, 20, 20)
         if settings.resume and not settings.quiet:
             print(f"resuming {settings.run_dir}: {len(items) - len(todo)} of {len(items)} items already recorded, "
                   f"{len(todo)} to ask", file=sys.stderr)
         progress = Progress(len(items), len(items) - len(todo), settings.quiet)
         writer = RecordWriter(settings.run_dir / RECORDS)
         scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
+        # the servers' own draft counters around the run: did speculation engage (docs/engines.md)
+        spec_before = await asyncio.to_thread(_speculation_counters, endpoints)
         status = "interrupted"
+        # the finishing step's imports (pyarrow, and the pandas its first call imports: ~0.5 s)
+        # load in a thread while the requests are in flight, not after them
+        asyncio.get_running_loop().run_in_executor(None, _warm_finish_imports)
         try:
             await scheduler.run(todo)
             status = "stopped" if scheduler.stopped_reason else "finished"
         finally:
             writer.close()
             progress.finish()
+            if scheduler.retired:
+                # which replicas were out of the rotation at the end; each record names its endpoint
+                manifest = dict(manifest, retired_endpoints={redact_url(u): v for u, v in scheduler.retired.items()})
+            if status != "interrupted":
+                manifest = dict(manifest, speculation=_speculation_report(
+                    spec_before, await asyncio.to_thread(_speculation_counters, endpoints)))
             # status stays "interrupted" when we leave through a cancellation (Ctrl-C, SIGTERM)
             summary = finish_run(settings.run_dir, manifest, [i.id for i in items], status)
         if scheduler.stopped_reason:
@@ -484,6 +667,8 @@ async def _run_async(settings: RunSettings) -> int:
             from .analysis.summary import format_summary
             print(format_summary(summary, manifest))
         print(f"run folder: {settings.run_dir}", file=sys.stderr)
+        if settings.decoding.temperature == 0:
+            progress.greedy.warn()
         if summary["n_errors"]:
             print(f"{summary['n_errors']} item(s) ended in errors; to ask them again:\n  "
                   f"{resume_command(settings.argv, settings.run_dir)} --retry-errors", file=sys.stderr)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 
+from .normalise import vulgar_fractions
+
 MAX_SCAN = 20_000      # characters from the end of a response that are searched
 MAX_WHOLE = 80         # a one-line response up to this long may be the bare answer
 BOX_COMMANDS = ("\\boxed", "\\fbox")
 
 ANSWER_IS_RE = re.compile(
-    r"(?:the\s+)?(?:final\s+)?answer\s*(?:is|:|=)\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
+    r"(?:the\s+)?(?:final\s+)?answer[\"']?\s*(?:is|:|=)\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
 FINAL_ANSWER_RE = re.compile(r"final\s+answer\s*(?:is)?\s*[:：]?\s*(?:\*\*)?\s*(.+)", re.I)
 ZH_ANSWER_RES = (
     re.compile(r"答案\s*(?:是|为|應為|应为|:|：)\s*[:：]?\s*(.+)"),
@@ -34,57 +36,222 @@ GSM_ANSWER_IS_RE = re.compile(r"[Tt]he (?:final )?answer is\s*\$?\s*(-?[0-9.,]+)
 GSM_FLEX_RE = re.compile(r"(-?[$0-9.,]{2,})|(-?[0-9]+)")
 
 
+def _box_at(text: str, start: int) -> tuple[str, int] | None:
+    """(contents, end) of the box command at `start`; None if it is torn (no closing brace)."""
+    cmd_len = len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox")
+    i = start + cmd_len
+    while i < len(text) and text[i] == " ":
+        i += 1
+    if i < len(text) and text[i] == "{":
+        depth = 0
+        for j in range(i, len(text)):
+            c = text[j]
+            if c == "{" and text[j - 1] != "\\":
+                depth += 1
+            elif c == "}" and text[j - 1] != "\\":
+                depth -= 1
+                if depth == 0:
+                    return text[i + 1: j].strip(), j + 1
+    elif i < len(text) and i > start + cmd_len:  # "\boxed 5": up to the next space or $
+        m = re.match(r"[^\s$]+", text[i:])
+        if m:
+            return m.group().strip(), i + m.end()
+    return None
+
+
+ANSWER_TAG_RE = re.compile(r"<answer>(.{0,2000}?)</answer>", re.S | re.I)
+TABLE_ANSWER_RE = re.compile(r"^[ \t]*\|[ \t]*(?:\*\*)?(?:final[ \t]+)?answer(?:\*\*)?[ \t]*\|[ \t]*([^|\n]+?)[ \t]*\|[ \t]*$", re.I | re.M)
+
+
 def find_boxed(text: str) -> str | None:
     """Contents of the last complete \\boxed{...} / \\fbox{...}, nested braces allowed."""
+    boxes = find_all_boxed(text, limit=1)
+    return boxes[-1][2] if boxes else None
+
+
+def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
+    """(start, end, contents) of the last `limit` complete boxes, in text order. A torn
+    (unclosed) box is skipped; a box inside another box is not listed separately."""
+    out: list[tuple[int, int, str]] = []
     end = len(text)
-    while True:
+    for _ in range(4 * limit):
         start = max(text.rfind(cmd, 0, end) for cmd in BOX_COMMANDS)
         if start < 0:
-            return None
-        cmd_len = len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox")
-        i = start + cmd_len
-        while i < len(text) and text[i] == " ":
-            i += 1
-        if i < len(text) and text[i] == "{":
-            depth = 0
-            for j in range(i, len(text)):
-                c = text[j]
-                if c == "{" and text[j - 1] != "\\":
-                    depth += 1
-                elif c == "}" and text[j - 1] != "\\":
-                    depth -= 1
-                    if depth == 0:
-                        return text[i + 1: j].strip()
-        elif i < len(text):  # "\boxed 5": up to the next space or $
-            m = re.match(r"[^\s$]+", text[i:])
-            if m and i > start + cmd_len:
-                return m.group().strip()
-        end = start  # unbalanced (truncated) box: look at the one before
+            break
+        found = _box_at(text, start)
+        if found is not None and not found[0]:  # an empty \boxed{} holds no answer
+            found = None
+        if found is not None and not (out and out[-1][0] < found[1] <= out[-1][1]):
+            if out and start < out[-1][0] and found[1] >= out[-1][1]:
+                out.pop()  # the later one was nested inside this box
+            out.append((start, found[1], found[0]))
+            if len(out) >= limit:
+                break
+        end = start
+    return out[::-1]
 
 
 def clean_tail(answer: str) -> str:
     """Trim the sentence after an answer: 'is 5. Then ...' -> '5'; keep $...$ contents."""
-    answer = answer.strip()
-    math = re.match(r"^\$\$?([^$]+)\$\$?", answer) or re.match(r"^\\\((.+?)\\\)", answer) or re.match(r"^\\\[(.+?)\\\]", answer)
+    answer = re.sub(r"\*\*(.+?)\*\*", r"\1", answer)  # markdown bold (not 3**5)
+    answer = re.sub(r"(?<![\w)])\*\*|\*\*(?![\w(])", "", answer.strip()).strip()
+    # "9 because 8 x 9 + 19 = 91", "14, since $6x + 19 = 103$ ...": the reason is not the answer
+    answer = re.split(r",?\s+(?:because|since|as shown|as we|which|where|given that|when we|so that)\b", answer, maxsplit=1)[0]
+    quoted = re.match(r'^"((?:[^"\\]|\\.)*)"', answer)  # "answer": "\\frac{1}{4}" (JSON)
+    if quoted:
+        answer = quoted.group(1).strip()
+    math = (re.match(r"^\$\$?([^$]+)\$\$?", answer) or re.match(r"^\\\((.{1,2000}?)\\\)", answer, re.S)
+            or re.match(r"^\\\[(.{1,2000}?)\\\]", answer, re.S))
     if math:
-        return math.group(1).strip()
+        rest = answer[math.end():]
+        joined = math_run(answer, 0) if re.match(CONNECTOR_RE, rest) else None
+        return joined or math.group(1).strip()
+    first_sentence = re.split(r"(?<!\d)\.(?:\s|$)|\n", answer)[0]
+    spans = list(MATH_SPAN_RE.finditer(first_sentence))
+    if spans:  # "the roots are $2$ and $3$"
+        return math_run(first_sentence, spans[0].start()) or span_text(spans[0])
     answer = answer.split("\n")[0]
     answer = re.split(r"(?<!\d)\.(?:\s|$)|\.\s+(?=[A-Z])|。", answer)[0]
     answer = answer.strip().strip("*").strip()
     return re.sub(r"[.。,，;；]+$", "", answer).strip()
 
 
-def extract_answer(response: str) -> tuple[str | None, str]:
-    """(answer text, how it was found); (None, 'none') when the response holds nothing."""
+# $$..$$, $..$, \[..\], \(..\): bounded lengths keep the scan linear enough on hostile text
+MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
+# what may stand between the maths spans of one answer: "$x=2$ and $x=-5$", "$2$, $3$ or $4$"
+# (no nested quantifiers over the same characters: linear on long runs of spaces)
+CONNECTOR_RE = r"\s*(?:(?:,|;|，|；|、|或者|或|和|及|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\})\s*)*(?=\$|\\\(|\\\[)"
+
+
+def span_text(m: re.Match) -> str:
+    return next(g for g in m.groups() if g is not None).strip()
+
+
+def math_run(text: str, start: int) -> str | None:
+    """The maths spans from `start` on that follow each other with only 'and'/'or'/commas
+    between them, joined as a list: '$x=2$ and $x=-5$' -> 'x=2, x=-5'."""
+    parts = []
+    pos = start
+    while True:
+        m = MATH_SPAN_RE.match(text, pos)
+        if not m:
+            break
+        parts.append(span_text(m))
+        c = re.match(CONNECTOR_RE, text[m.end(): m.end() + 40])
+        if not c:
+            break
+        pos = m.end() + c.end()
+    return ", ".join(parts) if parts else None
+
+
+VERIFY_RE = re.compile(r"(?:^|\n|[.!] )[*#> \t]{0,8}(?:check(?:ing)?|verif(?:y|ication)|let'?s (?:verify|check|double-check)|"
+                       r"to (?:check|verify)|we can (?:check|verify)|sanity check|double-check(?:ing)?)\b", re.I)
+
+
+def before_verification(text: str) -> str:
+    """The text before a closing check ('So $x = 10$. Check: $40 + 12 = 52$ ✓'), when the
+    answer stands before it."""
+    matches = list(VERIFY_RE.finditer(text))
+    if not matches or len(text) - matches[-1].start() > 600:
+        return text
+    before = text[: matches[-1].start() + 1]
+    spans = list(MATH_SPAN_RE.finditer(before))
+    # the sentence right before the check states a value: "So $x = 10$." / "Thus $x = 5$."
+    if spans and len(before) - spans[-1].end() < 8 and re.match(r"[a-zA-Z](?:_\{?\w+\}?)?\s*=", span_text(spans[-1])):
+        return before
+    return text
+
+
+def last_math(text: str) -> str | None:
+    """The last maths span of the final sentence, with the spans joined to it by 'and'/'or'.
+
+    Not used when a later sentence has a number of its own: 'We get $3+4=7$ apples. She
+    gives 2 away, leaving 5.' is read through its last number.
+    """
+    text = before_verification(text)
+    spans = list(MATH_SPAN_RE.finditer(text))
+    if not spans:
+        return None
+    last = spans[-1]
+    # "The result is 44, since $3 + 4 = 7$.": a reason after the answer is not the answer
+    sentence_start = max(text.rfind(". ", 0, last.start()), text.rfind("\n", 0, last.start())) + 1
+    sentence_start = max(sentence_start, last.start() - 300)
+    clause = re.search(r"(?<![^\s,])(?:since|because|as|given that|using|from)\b[^.]*$", text[sentence_start: last.start()])
+    if clause and re.search(r"\d|\$|\\[a-zA-Z]", text[sentence_start: sentence_start + clause.start()]):
+        head = text[: sentence_start + clause.start()]
+        return last_math(head) if MATH_SPAN_RE.search(text[sentence_start: sentence_start + clause.start()]) \
+            else last_sentence_math(head)
+    after = text[last.end():]
+    sentence_end = re.search(r"(?<!\.[a-zA-Z])\.(?:\s|$)|\n\s*\n", after)
+    if sentence_end and re.search(r"\d", after[sentence_end.end():]):
+        return None
+    # "$2\\pi$ (about $6.28$)": the exact value, with its approximation kept beside it
+    if len(spans) > 1 and re.fullmatch(r"\s*(?:\(\s*)?(?:about|approximately|approx\.?|roughly|around|or about|≈|\\approx|i\.e\.,?)\s*",
+                                       text[spans[-2].end(): last.start()], re.I):
+        return f"{span_text(spans[-2])} \\approx {span_text(last)}"
+    # "the minimum is $-1$, attained at $x = 0$": a condition after the value is not the answer
+    if len(spans) > 1 and re.search(r"\b(?:at|when|for|where|with|if|since|because)\b",
+                                    text[spans[-2].end(): last.start()]) \
+            and re.fullmatch(r"\s*[a-zA-Z](?:_\{?\w+\}?)?\s*(?:=|\\in|<|>|\\le|\\ge)[^=]*", span_text(last)) \
+            and not re.search(r"[.!?]\s", text[spans[-2].end(): last.start()]):
+        spans = spans[:-1]
+        last = spans[-1]
+    # walk back over spans joined by connectors ("$x=2$ and $x=-5$")
+    first = len(spans) - 1
+    while first > 0 and spans[first].start() - spans[first - 1].end() <= 40 and \
+            re.fullmatch(CONNECTOR_RE.replace("(?=", "(?:"), text[spans[first - 1].end(): spans[first].start()] + "$"):
+        first -= 1
+    joined = math_run(text, spans[first].start())
+    return joined or span_text(last)
+
+
+def extract_answer(response: str, several: bool = False) -> tuple[str | None, str]:
+    """(answer text, how it was found); (None, 'none') when the response holds nothing.
+
+    See _extract_answer; money marked while reading ('＄') is written '$' again."""
+    answer, how = _extract_answer(response, several)
+    return (answer.replace("\uff04", "$") if answer is not None else None), how
+
+
+def _extract_answer(response: str, several: bool = False) -> tuple[str | None, str]:
+    """(answer text, how it was found); (None, 'none') when the response holds nothing.
+
+    `several`: the gold has several answers, so several different boxes are read as one
+    list ('$\\boxed{2}$ or $\\boxed{3}$'); otherwise the last box counts. A "final answer"
+    statement after the last box wins over it.
+    """
     if response is None:
         return None, "none"
-    text = response[-MAX_SCAN:]
-    boxed = find_boxed(text)
-    if boxed is not None:
-        return boxed, "boxed"
-    last = _last_match(FINAL_ANSWER_RE, text) or _last_match(ANSWER_IS_RE, text)
-    if last:
-        return clean_tail(last), "answer-is"
+    # an escaped dollar (\\$36) is money, not a maths delimiter: full-width here, '$' again after NFKC
+    text = mark_currency(vulgar_fractions(response[-MAX_SCAN:].replace("\\$", "\uff04")))
+    tagged = _last_match_obj(ANSWER_TAG_RE, text)
+    if tagged is not None and tagged.group(1).strip():  # <answer>351/2</answer>
+        inner = tagged.group(1).strip()
+        return (find_boxed(inner) or clean_tail(inner)), "answer-tag"
+    row = _last_match_obj(TABLE_ANSWER_RE, text)
+    if row is not None and row.start() > len(text) - 300:  # | answer | -11 |
+        return row.group(1).strip(), "answer-is"
+    boxes = find_all_boxed(text)
+    final = _last_match_obj(FINAL_ANSWER_RE, text) or _last_match_obj(ANSWER_IS_RE, text)
+    if boxes and not (final is not None and final.start() > boxes[-1][1] and clean_tail(final.group(1))
+                      and _states_final_answer(text, final)):
+        if several:
+            # the last group of boxes close to each other ("$\\boxed{2}$ or $\\boxed{3}$"), not
+            # a box given to an intermediate result paragraphs earlier
+            first = len(boxes) - 1
+            while first > 0 and boxes[first][0] - boxes[first - 1][1] <= 200:
+                first -= 1
+            distinct = list(dict.fromkeys(b[2] for b in boxes[first:]))
+            if len(distinct) > 1:
+                return ", ".join(distinct), "boxed"
+        after = text[boxes[-1][1]: boxes[-1][1] + 16]
+        percent = "%" if re.match(r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b)", after) else ""
+        return boxes[-1][2] + percent, "boxed"
+    if final is not None and final.group(1).strip():
+        tail = final.group(1).strip()
+        if re.fullmatch(r"\$\$?|\\\[|\\\(|\*+", tail):  # "**Final answer**\n\\[\n x = 5 \n\\]"
+            tail = text[final.start(1): final.start(1) + 2000].strip().lstrip("*").strip()
+        return clean_tail(tail), "answer-is"
     for pattern in ZH_ANSWER_RES:
         found = _last_match(pattern, text)
         if found:
@@ -93,6 +260,15 @@ def extract_answer(response: str) -> tuple[str | None, str]:
     if found:
         return clean_tail(found), "gsm8k"
     stripped = text.strip()
+    if stripped and "\n" not in stripped and not MATH_SPAN_RE.search(stripped) and (
+            len(stripped) <= MAX_WHOLE or (len(stripped) <= 2000 and not _has_words(stripped))):
+        return stripped, "whole"
+    math = last_math(text)
+    if math:
+        return math, "last-math"
+    plain = last_sentence_math(text)
+    if plain and not re.fullmatch(r"[-−]?[\d,]*\.?\d+\s*%?", plain):  # a plain number: last-number below
+        return plain, "last-sentence"
     if stripped and len(stripped) <= MAX_WHOLE and "\n" not in stripped:
         return stripped, "whole"
     number = extract_last_number(text)
@@ -101,6 +277,61 @@ def extract_answer(response: str) -> tuple[str | None, str]:
     if stripped and len(response) <= MAX_SCAN:
         return stripped, "whole"
     return None, "none"
+
+
+def mark_currency(text: str) -> str:
+    """Dollar signs that are money, not maths delimiters, become '＄' (a '$' again after NFKC):
+    a '$' before a digit whose would-be maths span holds prose ('$12 and gets $'), ends in a
+    space ('9 * $2 = $18') or is followed by a digit. One pass, left to right."""
+    if "$" not in text:
+        return text
+    out = []
+    pos = 0
+    while True:
+        start = text.find("$", pos)
+        if start < 0:
+            out.append(text[pos:])
+            return "".join(out)
+        if text.startswith("$$", start):  # display maths: skip to its end
+            end = text.find("$$", start + 2)
+            end = len(text) if end < 0 else end + 2
+            out.append(text[pos:end])
+            pos = end
+            continue
+        close = text.find("$", start + 1)
+        content = text[start + 1: close] if close > 0 else text[start + 1:]
+        money = content[:1].isdigit() and (close < 0 or _has_words(content) or content != content.rstrip()
+                                           or text[close + 1: close + 2].isdigit() or len(content) > 300)
+        if money:
+            out.append(text[pos:start] + "\uff04")
+            pos = start + 1
+        else:
+            end = len(text) if close < 0 else close + 1
+            out.append(text[pos:end])
+            pos = end
+
+
+def _states_final_answer(text: str, match: re.Match) -> bool:
+    """A later statement that overrides a box: "final answer", "the answer is", or "Answer:"
+    opening a line -- not "we may check our answer: ...". """
+    head = text[match.start(): match.start() + 20].lower()
+    if "final" in head or head.startswith("the answer"):
+        return True
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    return not re.sub(r"[\s*#>]", "", text[line_start: match.start()])
+
+
+def _has_words(text: str) -> bool:
+    """Two English words outside LaTeX commands: prose, not a long bare formula."""
+    bare = re.sub(r"\\[a-zA-Z]+", " ", text)
+    return len(re.findall(r"(?<![a-zA-Z])[a-zA-Z]{3,}(?![a-zA-Z])", bare)) >= 2
+
+
+def _last_match_obj(pattern: re.Pattern, text: str) -> re.Match | None:
+    last = None
+    for m in pattern.finditer(text):
+        last = m
+    return last
 
 
 def _last_match(pattern: re.Pattern, text: str) -> str | None:
@@ -135,12 +366,87 @@ def extract_gsm8k_strict(text: str) -> str | None:
     return None
 
 
+FULL_WIDTH_DIGITS = {**{0xFF10 + d: ord("0") + d for d in range(10)}, 0xFF0D: ord("-"), 0xFF0E: ord(".")}
+SPACED_THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d,]|\.\d)")
+
+
+MATH_WORD_NAMES = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "infinity", "inf"}
+# one whitespace-separated word that is maths: digits, operators, a function call, 2x, x^2, \frac..
+MATH_CHUNK_RE = re.compile(r"[\d+\-−*/^=<>()\[\]{}|√π∞∅²³±·×÷≤≥_'!%$\\.,:]|^[A-Za-z]$")
+CONNECTOR_WORDS = {"and", "or", ","}
+
+
+def _is_math_word(word: str, prev: str, nxt: str) -> bool:
+    bare = word.strip(".,;:!?")
+    if not bare or bare == "|" or re.fullmatch(r"[a-zA-Z]\.[a-zA-Z]\.?", bare) or re.search(r"[\u3000-\u9fff]", bare):
+        return False
+    if re.fullmatch(r"[A-Za-z]", bare):  # a lone letter is a variable, except the articles a/A/I
+        if bare in ("a", "A", "I"):
+            return bool(re.match(r"[=+\-*/^<>]", nxt) or re.search(r"[=+\-*/^<>]$", prev))
+        return True
+    bare = re.sub(r"(?<=\d)/[A-Za-z]+$", "", bare)  # $18,000/year: a rate's unit
+    letters = re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[A-Za-z]+", "", bare))
+    if any(w.lower() not in MATH_WORD_NAMES for w in letters):
+        return False
+    return bool(MATH_CHUNK_RE.search(bare)) or bool(letters)
+
+
+def last_sentence_math(text: str) -> str | None:
+    """Plain-text maths in the final sentence: 'She ate 1/7 of the pie.' -> '1/7',
+    'So f(x) = 2x + 9.' -> 'f(x) = 2x + 9', 'The area is 3π/2.' -> '3π/2'. The last run of maths
+    words (runs joined by 'and'/'or' form a list); it must hold a digit, an operator or a
+    maths name."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+(?=[A-Z])", lines[-1].strip()) if x.strip()]
+    words = sentences[-1].split()[:80] if sentences else []
+    runs: list[list[str]] = []
+    current: list[str] = []
+    joined_by_connector = False
+    for n, word in enumerate(words):
+        prev = words[n - 1] if n else ""
+        nxt = words[n + 1] if n + 1 < len(words) else ""
+        if _is_math_word(word, prev, nxt):
+            if not current and runs and joined_by_connector:
+                runs[-1].append(",")
+                current = runs.pop()
+            current.append(word)
+            joined_by_connector = False
+            continue
+        if current:
+            runs.append(current)
+            current = []
+        joined_by_connector = word.lower().strip(",") in CONNECTOR_WORDS and bool(runs)
+    if current:
+        runs.append(current)
+    for run in reversed(runs):
+        candidate = " ".join(run).strip().rstrip(".,;:!?").strip()
+        candidate = re.sub(r"\s+,", ",", candidate)
+        if re.search(r"\d|[=+*/^√π∞∅]|\\[A-Za-z]|sqrt|pi", candidate):
+            return candidate
+        return None
+    return None
+
+
+def prepare_numbers(text: str) -> str:
+    """LaTeX and spaced thousands as plain ones: '6,\\!516', '12{,}480', '8\\,076', '9 929 295'."""
+    text = text[-MAX_SCAN:].replace(",\\!", ",").replace("{,}", ",").replace("\u2212", "-")
+    text = text.translate(FULL_WIDTH_DIGITS)
+    text = re.sub(r"(?<=\d)\\,(?=\d{3})", "", text)
+    return SPACED_THOUSANDS_RE.sub(lambda m: re.sub(r"\s", "", m.group()), text)
+
+
 def extract_last_number(text: str) -> str | None:
-    """lm-eval's flexible GSM8K extraction: the last number-like run in the text, cleaned."""
+    """lm-eval's flexible GSM8K extraction: the last number-like run in the text, cleaned.
+
+    LaTeX and spaced thousands ('6,\\!516,\\!477', '12{,}480', '9 929 295') count as one number.
+    """
     if text is None:
         return None
+    text = prepare_numbers(text)
     last = None
-    for m in GSM_FLEX_RE.finditer(text[-MAX_SCAN:]):
+    for m in GSM_FLEX_RE.finditer(text):
         cleaned = _clean_number(m.group())
         if cleaned is not None:
             last = cleaned

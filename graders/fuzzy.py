@@ -28,6 +28,7 @@ def normalise_text(text: str) -> str:
     text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", text)
     text = text.replace("$", "")
     text = ARTICLES_RE.sub(" ", text)
+    text = re.sub(r"\bdne\b", "does not exist", text)
     text = re.sub(r"[^\w\s]|_", " ", text)
     return re.sub(r"\s+", " ", text).strip()
 

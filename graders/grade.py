@@ -11,18 +11,33 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .extract import extract_answer, extract_last_number, find_boxed
-from .normalise import normalise, plain_key
+from .extract import (MATH_SPAN_RE, extract_answer, extract_last_number, find_boxed, last_sentence_math,
+                      prepare_numbers, span_text)
+from .normalise import normalise, plain_key, unicode_to_latex
 from .parse import ParseError, TooBig
 from .verdict import Verdict
 
 KINDS = ("choice", "numeric", "math", "text")
 MAX_RESPONSE_NOTE = 1_000_000
+MAX_ANSWER_CHARS = 2_000       # the parser's own limit (parse.MAX_TEXT)
 CHOICE_GOLD_RE = re.compile(r"^\(?([A-J])\)?(?:[\s,、]*\(?([A-J])\)?)*$")
+# an option letter followed by the option's text: "(C) 40 km", "B. Lisbon", "D: none of these"
+CHOICE_WITH_TEXT_RE = re.compile(r"^\s*(?:\(([A-J])\)\s*|([A-J])\s*(?:[.:)]\s+|[：、．]\s*))(?=\S)")
 TEXT_WRAP_RE = re.compile(r"^\\(?:text|textbf|mathrm|mbox)\s*\{(.*)\}$")
 MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "oo",
               "inf", "infty", "infinity", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-              "or", "and", "in", "cm", "mm", "km", "kg", "units", "degrees", "dollars", "cents"}
+              "or", "and", "in", "cm", "mm", "km", "kg", "units", "degrees", "dollars", "cents",
+              "percent", "pct", "sum", "prod", "frac", "dfrac", "approx", "emptyset", "varnothing",
+              "mathbb", "cup", "cap", "cdot", "times", "left", "right", "text", "boxed"}
+# a doubled backslash before a LaTeX command: text copied from JSON or Python source
+ESCAPED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?:[a-zA-Z]{2,}|[{}()\[\]%$,!;])")
+
+
+def unescape(text: str) -> str:
+    """'\\\\frac{3}{4}' (escaped once too often) -> '\\frac{3}{4}'; a lone '\\\\' line break stays."""
+    if ESCAPED_COMMAND_RE.search(text):
+        return text.replace("\\\\", "\\")
+    return text
 
 
 def choice_letters(text: str) -> str | None:
@@ -39,19 +54,76 @@ def choice_letters(text: str) -> str | None:
     return "".join(sorted(letters))
 
 
+CHOICE_WRAPPER_RE = re.compile(r"\\(?:textbf|text|mathrm|mathbf|textrm|mbox)\s*\{\s*(\(?[A-J]\)?)\s*\}")
+
+
+def gold_choice_letters(gold: str) -> str | None:
+    """Letters of a choice gold, bare ('C', 'AD') or with the option text ('(C) 40 km',
+    '\\textbf{(D)}\\ 70')."""
+    gold = CHOICE_WRAPPER_RE.sub(r"\1", gold).replace("\\ ", " ").replace("\\qquad", " ").replace("\\quad", " ")
+    if gold.startswith("$") and gold.count("$") == 2 and gold.endswith("$"):
+        gold = gold[1:-1]
+    if len(gold.strip()) <= 12:
+        letters = choice_letters(gold)
+        if letters is not None:
+            return letters
+    m = CHOICE_WITH_TEXT_RE.match(gold)
+    if m:
+        return m.group(1) or m.group(2)
+    return None
+
+
+def gold_option_text(gold: str) -> str | None:
+    """'(C) 40 km' -> '40 km'; None for a bare letter gold."""
+    gold = CHOICE_WRAPPER_RE.sub(r"\1", gold).replace("\\ ", " ")
+    m = CHOICE_WITH_TEXT_RE.match(gold)
+    return gold[m.end():].strip() or None if m else None
+
+
+def gold_answer(gold: str) -> tuple[str, str]:
+    """The answer inside an answer key: (text, how). A bare answer is itself ('bare'); a key
+    written as a short solution is read like a response -- all its boxes (several form a
+    list), else its 'answer is', else its last maths."""
+    from .extract import find_all_boxed
+
+    stripped = gold.strip().replace("\\$", "\uff04")  # \\$ is money, not a maths delimiter
+    boxes = find_all_boxed(stripped)
+    if boxes:
+        distinct = list(dict.fromkeys(b[2] for b in boxes))
+        return ", ".join(distinct), "gold-boxed"
+    if "####" in stripped:  # a GSM8K answer key: the worked solution, then '#### 18'
+        return stripped.rsplit("####", 1)[1].strip(), "gold-gsm8k"
+    if re.match(r"\s*(?:答案|答|final answer|answer)\s*(?:是|为|[:：])", stripped, re.I):  # "答案：17"
+        answer, how = extract_answer(stripped)
+        if answer:
+            return answer, f"gold-{how}"
+    if not re.search(r"\$|\\\(|\\\[|\n", stripped) or re.fullmatch(r"\$+[^$]*\$+", stripped):
+        return stripped, "bare"
+    outside = re.sub(r"或者|或|和|及", " ", MATH_SPAN_RE.sub(" ", stripped))
+    if not re.search(r"[a-zA-Z]{2,}|[\u4e00-\u9fff]", outside) and "\n" not in stripped:
+        # '1;$\\frac{8}{9}$': maths with separators only, no prose around it
+        return MATH_SPAN_RE.sub(lambda m: span_text(m), stripped), "bare"
+    answer, how = extract_answer(stripped)
+    if answer is None:
+        return stripped, "bare"
+    return answer, f"gold-{how}"
+
+
 def infer_kind(gold: str) -> str:
     """choice for letter golds, numeric for plain numbers, text for words, else math."""
-    if choice_letters(gold) is not None and len(gold.strip()) <= 12:
+    if gold_choice_letters(gold) is not None:
         return "choice"
     norm = normalise(gold).text
-    if re.search(r"[\u4e00-\u9fff]", norm):
+    if re.search(r"[\u4e00-\u9fff]", norm) or norm.strip().lower() in ("yes", "no", "true", "false"):
         return "text"
+    if re.fullmatch(r"\s*\$?\s*\\text(?:bf|rm)?\s*\{\s*[A-Za-z]{2,}[A-Za-z .'-]*\}\s*\$?\s*", gold):
+        return "text"  # \text{no}, \text{east}
     bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+", " ", norm)
     words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{3,}", bare) if w.lower() not in MATH_WORDS]
     if words:
         return "text"
     from .numeric import exact_value
-    from .structure import Expr, parse_value
+    from .structure import Expr, Items, parse_value
     try:
         value = parse_value(norm)
     except ParseError:
@@ -61,26 +133,86 @@ def infer_kind(gold: str) -> str:
     return "math"
 
 
-def grade(gold: str, response: str | None, kind: str | None = None) -> Verdict:
-    """Is `response` (a bare answer or a whole model response) the same answer as `gold`?"""
-    gold = "" if gold is None else str(gold)
-    kind = kind or infer_kind(gold)
-    if kind not in KINDS:
+def grade(gold: str, response: str | None, kind: str | None = None, *, choices: Sequence[str] = (),
+          deadline_s: float | None = None) -> Verdict:
+    """Is `response` (a bare answer or a whole model response) the same answer as `gold`?
+
+    `gold` may be a bare answer or an answer key written as a short solution. `choices` (the
+    option texts, in letter order) help read a choice answer. All sympy work of one call
+    shares one deadline, `deadline_s` (default sandbox.DEFAULT_DEADLINE_S, env
+    EVALSUITE_GRADER_TIMEOUT); past it the verdict is undecided.
+    """
+    from . import sandbox
+
+    gold = unescape("" if gold is None else str(gold))
+    requested_kind = kind
+    if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown grading kind {kind!r}; expected one of {', '.join(KINDS)}")
     if response is None or not str(response).strip():
         return Verdict(False, None, "none", "empty response: no answer to grade", "none")
+    response = unescape(str(response))
+    if kind == "choice" or (kind is None and gold_choice_letters(gold) is not None):
+        return grade_choice(gold, response, choices)
+    gold_text, gold_how = gold_answer(gold)
+    kind = kind or infer_kind(gold_text)
     if kind == "choice":
-        return grade_choice(gold, response)
-    answer, how = extract_answer(response)
+        return grade_choice(gold_text, response, choices)
+    several = gold_has_several(gold_text)
+    answer, how = extract_answer(response, several=several)
     if answer is None:
         return Verdict(False, None, "none", "no answer found in the response", how)
+    if len(answer) > MAX_ANSWER_CHARS:  # refused before any regex or parse sees it
+        return Verdict(None, answer[:200], "none",
+                       f"undecided: answer too large to check safely ({len(answer)} characters)", how)
     if kind == "text":
-        return grade_text(gold, answer, how)
-    if kind == "numeric" and not re.search(r"\d", answer):
+        v = grade_text(gold_text, answer, how)
+        if v.equal is not True and how in ("last-math", "last-number", "last-sentence"):
+            # a word answer sits in the final sentence, not in the last formula or number
+            lines = [line.strip() for line in response.strip().splitlines() if line.strip()]
+            if re.search(r"[A-Za-z\u4e00-\u9fff]{2,}", lines[-1]):
+                return grade_text(gold_text, lines[-1], "last-sentence")
+        return v
+    if kind == "numeric" and not re.search(r"\d|\\[a-zA-Z]", unicode_to_latex(answer)):
         # a numeric gold needs a number: words alone would otherwise parse as a product of
         # symbols ("nothing" = n*o*t*h*i*n*g) and be "symbolically different"
-        return Verdict(False, None, "none", f"no number in the answer ({how})", how)
-    return grade_math_answer(gold, answer, how, response)
+        word = number_word(answer)
+        if word is None:
+            return Verdict(False, None, "none", f"no number in the answer ({how})", how)
+        answer, how = word, "number-word"
+    with sandbox.deadline(deadline_s):
+        v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric")
+    if gold_how != "bare":
+        v = Verdict(v.equal, v.extracted, v.method, f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]",
+                    v.extraction, v.details)
+    return v
+
+
+NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+                     "ninety": 90, "hundred": 100, "none": 0, "no": 0})
+
+
+def number_word(answer: str) -> str | None:
+    """'There are three ways.' -> '3': the last number word of a short answer without digits."""
+    words = re.findall(r"[a-z]+", answer.lower())
+    if len(words) > 20:
+        return None
+    found = [NUMBER_WORDS[w] for w in words if w in NUMBER_WORDS and w not in ("no", "none")]
+    if not found:
+        return None
+    return str(found[-1])
+
+
+def gold_has_several(gold_text: str) -> bool:
+    """A gold of several answers ('2, 3', '\\{1, 4\\}', '\\pm 2'): several boxes form a list."""
+    from .structure import Items, parse_value
+    try:
+        value = parse_value(normalise(gold_text).text)
+    except ParseError:
+        return False
+    return (isinstance(value, Items) and not value.ordered and len(value.items) > 1) or "\\pm" in gold_text
 
 
 def grade_math(gold: str, answer_text: str | None) -> Verdict:
@@ -95,20 +227,53 @@ def verdict(equal: bool | None, answer: str, method: str, reason: str, how: str,
     return Verdict(equal, answer, method, reason, how, details=dict(details))
 
 
-def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdict:
+DECIMAL_COMMA_RE = re.compile(r"^(-?)(\d+),(\d+)$")
+EURO_NUMBER_RE = re.compile(r"^(-?\d{1,3}(?:\.\d{3})+),(\d+)$")
+
+
+def decimal_comma(text: str) -> str | None:
+    """The decimal-comma reading of one number ('2,5' -> '2.5'), or None when it is not one.
+
+    A single comma between digits is a decimal comma unless exactly three digits follow it
+    and the part before is not 0 ('1,000' stays one thousand, '0,125' is 0.125); '1.234,5'
+    (dots as thousands) is 1234.5. Only applied when the gold is a single number, so a list
+    '2,5' against the gold '2, 5' stays a list.
+    """
+    m = EURO_NUMBER_RE.match(text)
+    if m:
+        return m.group(1).replace(".", "") + "." + m.group(2)
+    m = DECIMAL_COMMA_RE.match(text)
+    if not m:
+        return None
+    sign, whole, frac = m.groups()
+    if len(frac) == 3 and whole.lstrip("0") != "" and len(whole) <= 3:
+        return None
+    return f"{sign}{whole}.{frac}"
+
+
+def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True) -> Verdict:
+    """`percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
+    10). A pack that asks for kind="numeric" (GSM8K: golds are bare numbers, answers keep their
+    signs) compares the number instead."""
     from .equivalence import compare
-    from .structure import parse_value
+    from .structure import Expr, Items, parse_value
 
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
     g_norm, a_norm = normalise(gold), normalise(answer)
-    if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text:
+    if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text and a_norm.percent <= g_norm.percent:
         extra = f" (removed unit {a_norm.unit!r})" if a_norm.unit else ""
         return verdict(True, answer, "normalised", f"equal after normalisation: {a_norm.text!r}{extra}", how)
     try:
         gold_value = parse_value(g_norm.text)
     except ParseError as e:
         return verdict(None, answer, "none", f"undecided: the gold {gold!r} could not be parsed ({e})", how)
+    note = ""
+    if isinstance(gold_value, Expr):
+        comma = decimal_comma(a_norm.text)
+        if comma is not None:
+            a_norm = type(a_norm)(comma, a_norm.percent, a_norm.unit)
+            note = f" [decimal comma read as a point: {comma}]"
     try:
         if how in ("whole", "answer-is", "zh-answer") and looks_like_prose(a_norm.text):
             raise ParseError("a sentence, not a bare answer")
@@ -117,26 +282,87 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str) -> Verdic
         return verdict(None, answer, "none", f"undecided: answer too large to check safely ({e})", how)
     except ParseError as e:
         # a sentence instead of a bare answer: fall back to its last number, marked so
-        number = extract_last_number(answer) if how in ("whole", "answer-is", "zh-answer", "gsm8k") else None
+        # (a bare formula that fails to parse is not read through its numbers: '2\\ln|x|' is not 2)
+        readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math", "last-sentence") and looks_like_prose(answer))
+        several = isinstance(gold_value, Items) and not gold_value.ordered
+        number = None
+        if readable:
+            plain = last_sentence_math(answer)  # 'The side length is 4√7.' -> '4√7'
+            if plain and plain != answer.strip() and not re.fullmatch(r"[-−]?[\d,]*\.?\d+\s*%?", plain):
+                number = plain
+            else:
+                number = prose_numbers(answer, several)
+        elif "=" in answer and how in ("whole", "last-math", "last-sentence", "boxed"):
+            number = answer  # a worked line: its value after the last '=' is tried below
         if number is None:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
         answer, how = number, "last-number"
+        a_norm = normalise(number)
         try:
-            answer_value = parse_value(normalise(number).text)
+            answer_value = parse_value(a_norm.text)
         except ParseError as e2:
-            return verdict(False, answer, "none", f"could not read the answer as maths ({e2})", how)
+            # a worked line that does not parse whole ("12/20 x 100% = 60%"): its last value
+            tail = number.rsplit("=", 1)[1].strip() if "=" in number else ""
+            try:
+                if not tail:
+                    raise e2
+                a_norm = normalise(tail)
+                answer_value = parse_value(a_norm.text)
+                answer = tail
+            except ParseError:
+                return verdict(False, answer, "none", f"could not read the answer as maths ({e2})", how)
+    if a_norm.percent and not g_norm.percent and percent_strict:
+        return verdict(False, answer, "numeric",
+                       f"the answer is a percent ({a_norm.text}%) and the gold {gold!r} is not: not converted", how)
     decision = compare(gold_value, answer_value, gold_percent=g_norm.percent)
-    reason = decision.reason
+    if decision.equal is not True and a_norm.approx:
+        # "8\\pi \\approx 25.13" against the gold 25.13: the approximation was the answer asked for
+        try:
+            approx = compare(gold_value, parse_value(a_norm.approx), gold_percent=g_norm.percent)
+        except ParseError:
+            approx = None
+        if approx is not None and approx.equal is True:
+            decision = approx
+            note += f" [the value after the approximation sign, {a_norm.approx}]"
+    reason = decision.reason + note
     if how == "last-number":
         reason += " [answer taken from the last number in the response: no marked final answer]"
     return verdict(decision.equal, answer, decision.method, reason, how)
 
 
+PROSE_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:thousand|million|billion|trillion)\b)?"
+NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{PROSE_NUMBER}))+)")
+
+
+def prose_numbers(answer: str, several: bool) -> str | None:
+    """The number a sentence gives: its last number ('2.5 million' as one), or, when the gold
+    has several answers, the last run of numbers joined by and/or/commas ('are 3 and 5')."""
+    if several:
+        runs = list(NUMBER_LIST_RE.finditer(answer))
+        if runs:
+            return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
+    prepared = prepare_numbers(answer)
+    # "I get 6 ways, not 5.": a number the sentence rejects is not its answer
+    rejected = re.search(rf"\b(?:not|never|rather than|instead of)\s+({PROSE_NUMBER})\W*$", prepared)
+    if rejected:
+        answer = prepared = prepared[: rejected.start()]
+    numbers = list(re.finditer(PROSE_NUMBER, prepared))
+    if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
+        return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
+    return extract_last_number(answer)
+
+
 def looks_like_prose(text: str) -> bool:
-    """Two English words (not maths names) or any CJK character: read its last number instead."""
-    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+", " ", text)
-    words = [w for w in re.findall(r"[a-zA-Z]{3,}", bare) if w.lower() not in MATH_WORDS]
-    return len(words) >= 2 or bool(re.search(r"[\u4e00-\u9fff]", text))
+    """English words (not maths names) or any CJK character: read its last number instead.
+
+    Two words of 3+ letters, or one such word with a vowel beside another word ('He ran 15');
+    'xy + yz' and 'ab' are maths."""
+    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+|_\{?\w+\}?", " ", text)
+    words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{2,}(?![a-zA-Z])", bare) if w.lower() not in MATH_WORDS]
+    long = [w for w in words if len(w) >= 3]
+    if len(long) >= 2 or re.search(r"[\u4e00-\u9fff]", text):
+        return True
+    return bool(long) and len(words) >= 2 and bool(re.search(r"[aeiouy]", long[0], re.I))
 
 
 def grade_text(gold: str, answer: str, how: str) -> Verdict:
@@ -145,34 +371,67 @@ def grade_text(gold: str, answer: str, how: str) -> Verdict:
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
     equal, method, reason, score = compare_text(gold, answer)
+    if not equal and how in ("whole", "answer-is", "last-math", "boxed", "last-sentence"):
+        found = gold_in_sentence(gold, answer)
+        if found:
+            return verdict(True, answer, "fuzzy", found, how)
     return verdict(equal, answer, method, reason, how, **({"score": score} if score is not None else {}))
 
 
-def _extract_choice(response: str, choices: Sequence[str], n_gold: int) -> tuple[str | None, str]:
-    """graders/choice.py (shared with the exam packs) when present; until then only a bare
-    letter answer or a boxed letter is read."""
-    try:
-        from .choice import extract_choice
-    except ImportError:
-        boxed = find_boxed(response)
-        letters = choice_letters(boxed if boxed is not None else response)
-        return letters, ("boxed" if boxed is not None else "bare-letters") if letters else "none"
-    return extract_choice(response, choices, n_gold)
+def gold_in_sentence(gold: str, answer: str) -> str | None:
+    """'So the day is Tuesday.' answers the text gold 'Tuesday': the gold's words appear once,
+    whole, in a short last sentence that negates nothing and names no alternative ('or')."""
+    from .fuzzy import NEGATION_RE, normalise_text
+
+    sentences = [x for x in re.split(r"(?<=[.!?。])\s+|\n", answer.strip()) if x.strip()]
+    if not sentences:
+        return None
+    last = normalise_text(sentences[-1])
+    g = normalise_text(gold)
+    if not g or len(last.split()) > 14 or re.search(r"\b(?:or|either|maybe|perhaps)\b", last):
+        return None
+    if NEGATION_RE.search(last) and not NEGATION_RE.search(g):
+        return None
+    if re.search(r"(?:^|\s)" + re.escape(g) + "$", last):
+        return f"the answer's last sentence ends by stating the gold {gold!r}"
+    if g in ("yes", "no", "true", "false") and re.match(re.escape(g) + r"\b", last) \
+            and re.match(r"\s*" + re.escape(g) + r"\s*[,.;:!]", sentences[-1], re.I):
+        return f"the answer's last sentence opens with {gold!r}"
+    return None
 
 
 def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdict:
-    gold_letters = choice_letters(gold)
+    """Option letters: the last boxed letter, else graders/choice.py's rules (shared with the
+    exam packs). Letters are compared as sets; no letter, or an ambiguous answer ("A or B"),
+    is undecided (equal=None)."""
+    from .choice import extract_choice
+
+    gold_letters = gold_choice_letters(gold)
     if gold_letters is None:
         raise ValueError(f"choice gold {gold!r} is not option letters")
     boxed = find_boxed(response[-20_000:])
-    letters = choice_letters(normalise(boxed).text) if boxed is not None else None
+    letters = (choice_letters(normalise(boxed).text) or gold_choice_letters(boxed)
+               or gold_choice_letters(normalise(boxed).text)) if boxed is not None else None
     how = "boxed"
     found = "the last \\boxed{}"
     if letters is None:
-        letters, found = _extract_choice(response, choices, len(gold_letters))
+        letters, found = extract_choice(response, choices, len(gold_letters))
         how = found.split(":")[0].strip() or "none"
+    if letters is None and not found.startswith("ambiguous"):
+        # a letter alone in the last maths span ("\\[ \\text{(C)} \\]")
+        answer, answer_how = extract_answer(response)
+        if answer is not None and answer_how in ("last-math", "answer-is", "whole"):
+            letters = choice_letters(normalise(answer).text)
+            if letters is not None:
+                how, found = answer_how, f"{answer_how}: {answer!r}"
     if letters is None:
-        return Verdict(False, None, "none", f"no option letter found ({found})", how)
+        option_text = gold_option_text(gold)
+        if option_text:  # "(C) 40 km" answered "40 km": the option's text instead of its letter
+            by_text = grade(option_text, response)
+            if by_text.equal is True:
+                return Verdict(True, gold_letters, "choice",
+                               f"gives the text of option {gold_letters} ({option_text!r}): {by_text.reason}", "option-text")
+        return Verdict(None, None, "none", f"no option letter found ({found})", how)
     letters = "".join(sorted(set(letters)))
     equal = letters == gold_letters
     reason = f"chose {letters}, gold {gold_letters}" + ("" if equal else " (different options)")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 UNICODE_MATH = {
     "π": r"\pi ", "∞": r"\infty ", "√": r"\sqrt ", "×": r"\times ", "·": r"\cdot ", "⋅": r"\cdot ",
     "÷": "/", "−": "-", "–": "-", "—": "-", "≤": r"\le ", "≥": r"\ge ", "⩽": r"\le ", "⩾": r"\ge ",
-    "≠": r"\ne ", "∈": r"\in ", "∪": r"\cup ", "∩": r"\cap ", "±": r"\pm ", "∓": r"\mp ",
+    "≠": r"\ne ", "≈": r"\approx ", "∅": r"\emptyset ", "€": " ", "£": " ", "¥": " ", "∈": r"\in ", "∪": r"\cup ", "∩": r"\cap ", "±": r"\pm ", "∓": r"\mp ",
     "°": r"^\circ ", "℃": r"^\circ ", "θ": r"\theta ", "α": r"\alpha ", "β": r"\beta ",
     "²": "^2", "³": "^3", "¹": "^1", "⁴": "^4", "⁵": "^5", "⁶": "^6", "⁷": "^7", "⁸": "^8", "⁹": "^9",
     "⁰": "^0", "⁻": "^-", "½": " 1/2", "⅓": " 1/3", "⅔": " 2/3", "¼": " 1/4", "¾": " 3/4",
@@ -23,26 +23,37 @@ UNICODE_MATH = {
     "（": "(", "）": ")", "【": "[", "】": "]", "｛": "{", "｝": "}",
     "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ",
 }
+VULGAR_RE = re.compile("[\u00bc-\u00be\u2150-\u215e]")
 UNICODE_RE = re.compile("|".join(map(re.escape, UNICODE_MATH)))
 
 # Words that are units when they follow a number. Single letters (m, g, s) only with a space.
 UNIT_WORDS = (
-    "square units|square feet|square inches|square meters|square metres|square centimeters|"
-    "sq units|sq ft|sq in|units?|cm|mm|km|kg|mg|ml|mL|m/s|km/h|km/hr|mph|ft|feet|foot|inch(?:es)?|"
+    "(?:square|sq\\.?|cubic|cu\\.?)\\s+(?:units?|feet|foot|inch(?:es)?|(?:centi|milli|kilo)?met(?:er|re)s?|miles?|yards?|cm|mm|km|m|ft|in)|"
+    "units?|cm|mm|km|kg|mg|ml|mL|m/s|km/h|km/hr|mph|ft|feet|foot|inch(?:es)?|"
     "in|yards?|yd|miles?|meters?|metres?|centimeters?|centimetres?|kilometers?|grams?|kilograms?|"
     "pounds?|lbs?|ounces?|oz|liters?|litres?|gallons?|seconds?|secs?|minutes?|mins?|hours?|hrs?|"
-    "days?|weeks?|months?|years?|dollars?|cents?|degrees?|deg|radians?|rad|people|persons?|"
-    "students?|apples?|cookies|marbles|pages|points?|times|ways|numbers?|integers?|"
-    "m|g|s|h|L"
+    "days?|weeks?|months?|years?|dollars?|cents?|euros?|EUR|USD|GBP|CHF|JPY|RMB|CNY|yuan|yen|degrees?|deg|radians?|rad|people|persons?|"
+    "students?|apples?|cookies|marbles|pages|points?|times|ways|numbers?|integers?"
 )
+# single letters (m, g, s, h, L) only right after a number: "\\sum_{k=1}^{9} m" keeps its m
 UNIT_RE = re.compile(
-    r"(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")(?:\^\{?[23]\}?|[23])?\.?\s*$")
+    r"(?:(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")|(?<=\d)\s*(?:\\,)?\s*(?:m|g|s|h|L))"
+    r"(?:\^\{?[23]\}?|[23])?\.?\s*$")
 ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|千米|公里|千克|克|斤|岁|天|人|本|次|分钟|小时|秒|度|平方米|立方米|平方厘米|辆|张|块|条|件|名|支|页|棵|头|道|组|种|倍|年|月|周)\s*$")
 TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")
 SPACING_RE = re.compile(r"(?<!\\)\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
 DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\{\s*o\s*\}")
-THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+THOUSANDS_RE = re.compile(r"(?<![\d.,])(?!0,)\d{1,3}(?:,\d{3})+(?![\d,])")
 TIME_OF_DAY_RE = re.compile(r"^(\d{1,2}):(\d{2})\s*(?:([apAP])\.?\s*[mM]\.?)?$")
+PERCENT_RE = re.compile(r"\s*(?:%|\bpercent(?:age points?)?|\bper cent|\bpct\.?|\bpercentage points?|\bpp)$")
+TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])|(?<![a-zA-Z\\])(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
+APPROX_RE = re.compile(r"\\approx|\\simeq|\\thickapprox")
+SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12}
+SCALE_RE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)", re.I)
+REAL_LINE_RE = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|^\s*(?:\\text\{)?\s*(?:all real numbers|all reals|every real number)\s*\}?\s*$", re.I)
+EMPTY_SET_RE = re.compile(r"\\(?:emptyset|varnothing)(?![a-zA-Z])|^\s*(?:\\text\{)?\s*(?:the )?empty set\s*\}?\s*$|\{\s*\}(?<!\\\{\})", re.I)
+REPEATING_RE = re.compile(r"(-?)(\d*)\.(\d*)\\overline\s*\{(\d{1,20})\}")
+SET_BUILDER_RE = re.compile(r"^\\\{\s*[a-zA-Z]\s*(?:\\in\s*\(-\\infty, \\infty\)\s*)?(?:\||\\mid|:)\s*(.+?)\s*\\\}$")
 MIXED_RE = re.compile(r"^(-?)(\d+)\s*(?:\\frac\s*\{(\d+)\}\s*\{(\d+)\}|\s(\d+)/(\d+))$")
 SPACE_THOUSANDS_RE = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 
@@ -52,12 +63,25 @@ class Normalised:
     text: str             # what the parser reads
     percent: bool = False  # a % sign (or "percent") was removed
     unit: str | None = None  # the unit text removed, if any
+    approx: str | None = None  # the value after an approximation sign, when one was cut
+
+
+def vulgar_fractions(text: str) -> str:
+    """'2⅜' -> '2 3/8', '−½' -> '− 1/2': each vulgar fraction as ' p/q' (NFKC would glue
+    '2⅜' into '23⁄8')."""
+    if not VULGAR_RE.search(text):
+        return text
+    def one(m: re.Match) -> str:
+        num, _, den = unicodedata.normalize("NFKC", m.group()).partition("\u2044")
+        return f" {num}/{den}" if den else m.group()
+    return VULGAR_RE.sub(one, text)
 
 
 def unicode_to_latex(text: str) -> str:
+    text = vulgar_fractions(text)
     text = UNICODE_RE.sub(lambda m: UNICODE_MATH[m.group()], text)
     text = unicodedata.normalize("NFKC", text)  # full-width digits/letters -> ASCII
-    return text
+    return text.replace("\u2044", "/")
 
 
 def strip_math_delimiters(text: str) -> str:
@@ -79,9 +103,39 @@ def normalise(answer: str) -> Normalised:
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
     text = re.sub(r"(\d),\s*\\!\s*(?=\d)", r"\1,", text)  # 10,\!080 and 11,\! 111
     text = text.replace("\\!", "")
+    quad_parts = re.split(r"\\q?quad\b", text)
+    if len(quad_parts) > 1 and sum("=" in part for part in quad_parts) >= 2:  # x = 2 \quad x = 3
+        text = ", ".join(part.strip().strip(",") for part in quad_parts if part.strip().strip(","))
     text = SPACING_RE.sub(" ", text)
+    # "x > 2 and x < 5": inequalities joined by "and" hold together (an intersection)
+    conj = re.split(r"\s*(?:\\text\s*\{\s*and\s*\}|\band\b|\\land\b|\\wedge\b)\s*", text)
+    if len(conj) > 1 and all(re.search(r"[<>]|\\(?:le|ge|leq|geq|lt|gt)\b", part) for part in conj):
+        text = " \\cap ".join(conj)
     text = text.replace("{,}", ",").replace("\\%", "%").replace("\\$", "$")
-    text = DEGREE_RE.sub(" ", text)
+    text = re.sub(r"(\d)\s*[xX]\s*(?=10\s*\^)", r"\1 \\times ", text)  # 7.4x10^8
+    text = re.sub(r"\\(?:num|SI|si)\s*\{([^{}]*)\}(?:\s*\{[^{}]*\})?", r"\1", text)  # siunitx \num{1234}, \SI{5}{\metre}
+    text = REAL_LINE_RE.sub(r"(-\\infty, \\infty)", text)
+    # R \ {a}: everything but one point
+    text = re.sub(r"^\(-\\infty, \\infty\)\s*(?:\\setminus|\\backslash|-)\s*\\\{\s*([^{},]+?)\s*\\\}$",
+                  r"(-\\infty, \1) \\cup (\1, \\infty)", text.strip())
+    # ]a, b[ and [a, b[ (French notation): open ends written as outward brackets
+    french = re.fullmatch(r"\s*([\[\]])\s*([^\[\]]+?)\s*([\[\]])\s*", text)
+    if french and "," in french.group(2) and (french.group(1) == "]" or french.group(3) == "["):
+        text = ("(" if french.group(1) == "]" else "[") + french.group(2) + (")" if french.group(3) == "[" else "]")
+    text = EMPTY_SET_RE.sub(r"\\{\\}", text)
+    text = REPEATING_RE.sub(repeating_decimal, text)
+    # names of geometric objects: m\angle ABC, \triangle ABC, \overline{AB} -> the letters
+    text = re.sub(r"(?:m\s*)?\\(?:angle|measuredangle|triangle)\s*", "", text)
+    text = re.sub(r"\\langle(?![a-zA-Z])", "(", re.sub(r"\\rangle(?![a-zA-Z])", ")", text))
+    text = re.sub(r"\s*(?:或者|或|以及|和|及|且)\s*", ", ", text)
+    text = re.sub(r"\\(?:overline|overrightarrow|vec|widehat|hat|arc|overarc)\s*\{([A-Za-z]{1,4})\}", r"\1", text)
+    builder = SET_BUILDER_RE.match(text.strip())
+    if builder:  # {x | x > 1}: the condition is the answer
+        text = builder.group(1)
+    text, approx = cut_approximation(text)
+    trig = TRIG_RE.search(text)
+    # degrees inside a trig function are an angle: sin(30°) = sin(pi/6); elsewhere a unit
+    text = DEGREE_RE.sub(lambda m: " (\\pi/180)" if trig else " ", text)
     text = re.sub(r"\\boxed\s*\{(.*)\}", r"\1", text)
     unit = None
     # \text{ cm}^2 after a value is a unit; \text{or} is a separator; \text{(B)} is its content
@@ -91,6 +145,8 @@ def normalise(answer: str) -> Normalised:
         before = text[: m.start()].rstrip()
         if inner.lower() in ("or", "and", ",", "or,"):
             return ","
+        if inner in ("i", "e", "d"):  # \mathrm{i}, \mathrm{e}: the constants, not units
+            return " " + inner + " "
         if before and re.fullmatch(r"[A-Za-z][A-Za-z/. ]*", inner) and (before[-1].isdigit() or before[-1] in "})."):
             unit = inner
             return " "
@@ -102,16 +158,28 @@ def normalise(answer: str) -> Normalised:
             break
         text = new
     text = text.strip()
+    emphasis = re.fullmatch(r"(\*{1,2}|_{1,2})(.+?)\1", text)  # markdown **5**
+    if emphasis:
+        text = emphasis.group(2).strip()
+    text = re.sub(r"(?<=\S)\s+\(\s*[A-Za-z]{2,}[A-Za-z .-]*\)\s*$", "", text)  # "4 (four)"
+    text = re.sub(r"^[A-Za-z][A-Za-z-]{2,}(?: [A-Za-z-]+)*\s+\(\s*(-?\d[\d.,/]*)\s*\)$", r"\1", text)  # "thirteen (13)"
+    text = re.sub(r"^[A-Za-z][A-Za-z ]{2,30}:\s+(?=\S)", "", text)  # "Roots: 5 and 4"
     text = re.sub(r"\s+(?:or|and)\s+", ",", text)
     text = re.sub(r"[\s.;:,。]+$", "", text) if not re.search(r"\d\.$", text) else text[:-1]
     text = re.sub(r"^(?:is|are|=|:)\s*", "", text).strip()
     # units and money
     percent = False
-    if re.search(r"(?:%|\bpercent|\bper cent)$", text):
+    if PERCENT_RE.search(text):
         percent = True
-        text = re.sub(r"\s*(?:%|percent|per cent)$", "", text).strip()
+        text = PERCENT_RE.sub("", text).strip()
     text = re.sub(r"^\$\s*", "", text).strip()
     text = re.sub(r"^-\s*\$\s*", "-", text).strip()
+    text = re.sub(r"(?<=[\s=+*/(-])\$(?=\d)", "", text)  # money inside a worked line: 9 * $2 = $18
+    rate = re.search(r"(?<=\d)\s*/\s*(?:year|yr|month|mo|week|wk|day|hour|hr|h|minute|min|second|sec|s|person|"
+                     r"each|unit|item|kg|lb|pound|mile|km|gallon|liter|litre|dozen|box|bag|page)s?\.?$", text)
+    if rate:  # $18,000/year, 45 miles/hour: a rate's unit
+        unit = unit or rate.group().strip()
+        text = text[: rate.start()].strip()
     m = UNIT_RE.search(text)
     if m and not re.fullmatch(r"\s*(?:" + UNIT_WORDS + r")\s*", text):
         unit = unit or m.group().strip()
@@ -128,12 +196,39 @@ def normalise(answer: str) -> Normalised:
     if SPACE_THOUSANDS_RE.match(text):
         text = text.replace(" ", "")
     text = re.sub(r"\s+", " ", text).strip()
+    scaled = SCALE_RE.fullmatch(text)
+    if scaled:  # 2.5 million
+        from fractions import Fraction
+        value = Fraction(scaled.group(1).replace(",", "")) * SCALES[scaled.group(2).lower()]
+        text = str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
     # mixed numbers: 1\frac{4}{5}, 137 \frac{1}{2}, 1 1/2 (a whole answer only)
     m = MIXED_RE.match(text)
     if m:
         sign, whole, num, den = m.group(1), m.group(2), m.group(3) or m.group(5), m.group(4) or m.group(6)
         text = f"{sign}({whole}+{num}/{den})"
-    return Normalised(text, percent, unit)
+    return Normalised(text, percent, unit, normalise(approx).text if approx else None)
+
+
+def repeating_decimal(m: re.Match) -> str:
+    """0.1\\overline{6} -> (1/6): the exact value of a repeating decimal."""
+    from fractions import Fraction
+    sign, whole, fixed, period = m.groups()
+    value = Fraction(int(whole or "0")) + (Fraction(int(fixed), 10 ** len(fixed)) if fixed else 0)
+    value += Fraction(int(period), (10 ** len(period) - 1) * 10 ** len(fixed))
+    return f"{sign}({value.numerator}/{value.denominator})"
+
+
+def cut_approximation(text: str) -> tuple[str, str | None]:
+    """'p = \\frac{2}{3} \\approx 0.67' -> 'p = \\frac{2}{3}': the exact value before the
+    approximation counts. 'x \\approx 0.67' (only a name before it) keeps the approximation."""
+    m = APPROX_RE.search(text)
+    if not m:
+        return text, None
+    before = text[: m.start()].strip()
+    value = re.split(r"=", before)[-1].strip()
+    if value and not re.fullmatch(r"[A-Za-z](?:_\{?\w+\}?)?(?:\([A-Za-z]\))?", value):
+        return before, APPROX_RE.split(text[m.end():])[0].strip()
+    return (before + " = " + APPROX_RE.sub("=", text[m.end():]) if before else APPROX_RE.sub("", text[m.end():])), None
 
 
 def plain_key(text: str) -> str:

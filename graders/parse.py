@@ -41,8 +41,9 @@ class TooBig(ParseError):
 # LaTeX commands -> token kinds. Anything not listed is refused.
 FUNCTIONS = {
     "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "sinh", "cosh",
-    "tanh", "log", "ln", "exp", "sqrt", "abs", "floor", "ceil", "lg",
+    "tanh", "log", "ln", "exp", "sqrt", "abs", "floor", "ceil", "lg", "gcd", "lcm", "max", "min",
 }
+MULTI_ARG = {"gcd", "lcm", "max", "min"}
 GREEK = {
     "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta",
     "vartheta", "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon",
@@ -55,10 +56,10 @@ COMMAND_TOKENS = {
     "cdot": "*", "times": "*", "ast": "*", "div": "/",
     "le": "<=", "leq": "<=", "leqslant": "<=", "ge": ">=", "geq": ">=", "geqslant": ">=",
     "lt": "<", "gt": ">", "ne": "!=", "neq": "!=", "pm": "PM", "mp": "MP", "in": "IN",
-    "cup": "CUP", "cap": "CAP", "infty": "OO", "infinity": "OO", "pi": "PI",
+    "cup": "CUP", "cap": "CAP", "setminus": "SETMINUS", "smallsetminus": "SETMINUS", "backslash": "SETMINUS", "infty": "OO", "infinity": "OO", "pi": "PI",
     "lfloor": "LFLOOR", "rfloor": "RFLOOR", "lceil": "LCEIL", "rceil": "RCEIL",
     "lvert": "|", "rvert": "|", "vert": "|", "mid": "|",
-    "approx": "=", "equiv": "=",
+    "approx": "=", "equiv": "=", "sum": "SUM", "prod": "PROD", "choose": "CHOOSE", "colon": ":", "ratio": ":",
 }
 # Multi-letter words allowed without a backslash ("sqrt(2)", "pi", "sin x").
 BARE_WORDS = {"sqrt": "FUNC", "pi": "PI", "oo": "OO", "inf": "OO", "infinity": "OO", "infty": "OO",
@@ -70,7 +71,7 @@ TOKEN_RE = re.compile(r"""
   | (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\d.]))?)
   | (?P<cmd>\\[a-zA-Z]+)
   | (?P<setbrace>\\[{}])
-  | (?P<op><=|>=|!=|==|\*\*|[-+*/^()\[\]{},;=<>!|_'])
+  | (?P<op><=|>=|!=|==|\*\*|[-+*/^()\[\]{},;=<>!|_':])
   | (?P<word>[a-zA-Z]+)
 """, re.VERBOSE)
 
@@ -125,7 +126,9 @@ def tokenize(text: str) -> list[tuple[str, str]]:
     return tokens
 
 
-ATOM_START = {"NUM", "SYM", "PI", "OO", "(", "{", "FRAC", "SQRT", "FUNC", "BINOM", "LFLOOR", "LCEIL"}
+ATOM_START = {"NUM", "SYM", "PI", "OO", "(", "{", "FRAC", "SQRT", "FUNC", "BINOM", "LFLOOR", "LCEIL",
+              "SUM", "PROD"}
+MAX_SUM_TERMS = 100        # \sum_{k=1}^{n} with numeric bounds is expanded term by term
 
 
 class Parser:
@@ -187,10 +190,32 @@ class Parser:
             elif kind == "/":
                 self.take()
                 left = self.node("div", left, self.unary())
+            elif kind == "FRAC" and self.mixed_number_whole(left):
+                # 3\frac{1}{4} is the mixed number 13/4, not 3 times 1/4
+                frac = self.power()
+                if self.proper_fraction(frac):
+                    left = (self.node("neg", self.node("add", (left[1], frac))) if left[0] == "neg"
+                            else self.node("add", (left, frac)))
+                else:
+                    left = self.node("mul", (left, frac))
             elif kind in ATOM_START and not (kind == "NUM" and self.last_was_number(left)):
+                left = self.node("mul", (left, self.power()))
+            elif kind == "|" and self.abs_depth == 0:  # 2|x|: an absolute value opens here
                 left = self.node("mul", (left, self.power()))
             else:
                 return left
+
+    def mixed_number_whole(self, left: Node) -> bool:
+        prev = self.tokens[self.pos - 1] if self.pos else None
+        whole = left[1] if left[0] == "neg" else left
+        return whole[0] == "num" and whole[2] == 0 and prev is not None and prev[0] == "NUM"
+
+    @staticmethod
+    def proper_fraction(node: Node) -> bool:
+        if node[0] != "div" or node[1][0] != "num" or node[2][0] != "num":
+            return False
+        num, den = node[1][1], node[2][1]
+        return num.denominator == 1 and den.denominator == 1 and 0 < num < den
 
     @staticmethod
     def last_was_number(left: Node) -> bool:
@@ -216,7 +241,7 @@ class Parser:
         if self.peek() == "^":
             self.take()
             exponent = self.unary() if self.peek() != "{" else self.group()
-            check_exponent(exponent)
+            check_exponent(exponent, base)
             base = self.node("pow", base, exponent)
             base = self.factorials(base)
         return base
@@ -298,6 +323,15 @@ class Parser:
             return inner
         if kind == "{":
             inner = self.expr()
+            if self.peek() == "CHOOSE":  # {n \choose k}
+                self.take()
+                k = self.expr()
+                self.take("}")
+                for part in (inner, k):
+                    value = constant_value(part)
+                    if value is not None and abs(value) > MAX_EXPONENT:
+                        raise TooBig("binomial of a large value")
+                return self.node("func", "binomial", (inner, k))
             self.take("}")
             return inner
         if kind == "|":
@@ -335,7 +369,36 @@ class Parser:
             return self.node("pow", radicand, self.node("div", self.node("num", Fraction(1), False), index))
         if kind == "FUNC":
             return self.function(text)
+        if kind in ("SUM", "PROD"):
+            return self.big_operator(kind)
         raise ParseError(f"unexpected {text!r}")
+
+    def big_operator(self, kind: str) -> Node:
+        """\\sum_{k=1}^{5} body / \\prod ...: numeric bounds only, expanded term by term."""
+        self.take("_")
+        self.take("{")
+        var = self.take("SYM")[1]
+        self.take("=")
+        lo = self.expr()
+        self.take("}")
+        self.take("^")
+        hi = self.argument()
+        body = self.power()
+        while self.peek() in ATOM_START and self.peek() not in ("FUNC", "SUM", "PROD"):
+            body = self.node("mul", (body, self.power()))
+        from .numeric import exact_value
+        lo_v, hi_v = exact_value(lo), exact_value(hi)
+        if lo_v is None or hi_v is None or lo_v.denominator != 1 or hi_v.denominator != 1:
+            raise ParseError("a sum or product with symbolic bounds")
+        if hi_v - lo_v + 1 > MAX_SUM_TERMS:
+            raise TooBig(f"a sum or product of more than {MAX_SUM_TERMS} terms")
+        terms = tuple(substitute(body, var, ("num", Fraction(k), 0)) for k in range(int(lo_v), int(hi_v) + 1))
+        if not terms:
+            return self.node("num", Fraction(0 if kind == "SUM" else 1), 0)
+        self.nodes += len(terms) * count_nodes(body)
+        if self.nodes > MAX_NODES * 4:
+            raise TooBig("expanded sum too large")
+        return self.node("add" if kind == "SUM" else "mul", terms)
 
     def function(self, name: str) -> Node:
         name = {"ln": "log", "lg": "log10", "arcsin": "asin", "arccos": "acos", "arctan": "atan"}.get(name, name)
@@ -348,10 +411,20 @@ class Parser:
             self.take()
             power = self.argument()
             check_exponent(power)
+        if name in MULTI_ARG:
+            self.take("(")
+            args = [self.expr()]
+            while self.peek() == ",":
+                self.take()
+                args.append(self.expr())
+            self.take(")")
+            return self.node("func", name, tuple(args))
         if self.peek() == "(":
             self.take()
             arg = self.expr()
             self.take(")")
+        elif self.peek() == "|" and self.abs_depth == 0:  # \ln|x|
+            arg = self.atom()
         elif self.peek() in ATOM_START:
             # \sin 2x is sin(2x): the argument runs over an implicit product
             arg = self.power()
@@ -367,13 +440,49 @@ class Parser:
         return result
 
 
-def check_exponent(exponent: Node) -> None:
-    """Refuse constant exponents whose size would make sympy build gigantic numbers."""
+def substitute(node: Node, name: str, value: Node) -> Node:
+    if node[0] == "sym":
+        return value if node[1] == name else node
+    if node[0] == "const" and node[1] == name and name in ("i", "e"):  # \sum_{i=1}^{5} i
+        return value
+    if node[0] in ("num", "const"):
+        return node
+    out = [node[0]]
+    for part in node[1:]:
+        if isinstance(part, tuple) and part and isinstance(part[0], str):
+            out.append(substitute(part, name, value))
+        elif isinstance(part, tuple):
+            out.append(tuple(substitute(p, name, value) for p in part))
+        else:
+            out.append(part)
+    return tuple(out)
+
+
+def count_nodes(node: Node) -> int:
+    n = 1
+    for part in node[1:]:
+        if isinstance(part, tuple) and part and isinstance(part[0], str):
+            n += count_nodes(part)
+        elif isinstance(part, tuple):
+            n += sum(count_nodes(p) for p in part)
+    return n
+
+
+def check_exponent(exponent: Node, base: Node | None = None) -> None:
+    """Refuse constant exponents whose size would make sympy build gigantic numbers: at most
+    MAX_EXPONENT, or MAX_RESULT_DIGITS estimated digits when the base is a known integer
+    (2^{2010} has 606 digits and is fine)."""
     value = constant_value(exponent)
     if value is None:
         return
-    if not math.isfinite(abs(value)) or abs(value) > MAX_EXPONENT:
+    if not math.isfinite(abs(value)):
         raise TooBig("exponent too large to evaluate safely")
+    if abs(value) <= MAX_EXPONENT:
+        return
+    b = constant_value(base) if base is not None and base[0] == "num" else None
+    if b is not None and b.imag == 0 and abs(b.real) >= 2 and abs(value) * math.log10(abs(b.real)) <= MAX_RESULT_DIGITS:
+        return
+    raise TooBig("exponent too large to evaluate safely")
 
 
 def constant_value(node: Node) -> complex | None:
@@ -432,6 +541,18 @@ def constant_value(node: Node) -> complex | None:
         return complex(math.nan)
 
 
+def _integer(x: complex) -> int:
+    if x.imag != 0 or x.real != int(x.real):
+        raise ValueError
+    return int(x.real)
+
+
+def _real(x: complex) -> float:
+    if x.imag != 0:
+        raise ValueError
+    return x.real
+
+
 def _real_only(f):
     def wrapped(x: complex) -> complex:
         if x.imag != 0:
@@ -441,7 +562,8 @@ def _real_only(f):
 
 
 FLOAT_FUNCTIONS = {
-    "sqrt": lambda x: (complex(math.sqrt(x.real)) if x.imag == 0 and x.real >= 0 else __import__("cmath").sqrt(x)),
+    "sqrt": lambda x: (complex(math.sqrt(x.real)) if x.imag == 0 and x.real >= 0
+                       else __import__("cmath").sqrt(complex(x.real, 0.0) if x.imag == 0 else x)),  # sqrt(-1) = +i
     "sin": _real_only(math.sin), "cos": _real_only(math.cos), "tan": _real_only(math.tan),
     "cot": _real_only(lambda v: 1 / math.tan(v)), "sec": _real_only(lambda v: 1 / math.cos(v)),
     "csc": _real_only(lambda v: 1 / math.sin(v)), "asin": _real_only(math.asin),
@@ -449,6 +571,10 @@ FLOAT_FUNCTIONS = {
     "cosh": _real_only(math.cosh), "tanh": _real_only(math.tanh), "log": _real_only(math.log),
     "log10": _real_only(math.log10), "exp": _real_only(math.exp), "abs": lambda x: complex(abs(x)),
     "floor": _real_only(math.floor), "ceil": _real_only(math.ceil),
+    "gcd": lambda *a: complex(math.gcd(*[_integer(x) for x in a])),
+    "lcm": lambda *a: complex(math.lcm(*[_integer(x) for x in a])),
+    "max": lambda *a: complex(max(_real(x) for x in a)),
+    "min": lambda *a: complex(min(_real(x) for x in a)),
     "binomial": lambda n, k: complex(math.comb(int(n.real), int(k.real))) if n.imag == 0 and k.imag == 0 and n.real == int(n.real) and k.real == int(k.real) and n.real >= 0 and k.real >= 0 else (_ for _ in ()).throw(ValueError()),
 }
 

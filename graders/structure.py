@@ -34,6 +34,17 @@ class Equation:
 
 
 @dataclass(frozen=True)
+class Labelled:
+    """`AB = 4`, `f(x) = 4x - 1`, `V_1 : V_2 = 5 : 8`: a value with the name it was given.
+
+    Compared with an unlabelled answer the label is dropped; against another label it
+    must be the same label.
+    """
+    label: str
+    value: "Value"
+
+
+@dataclass(frozen=True)
 class Interval:
     lo: Node
     hi: Node
@@ -75,7 +86,7 @@ class BaseNumber:
     base: int
 
 
-Value = Union[Expr, Equation, Intervals, Items, Matrix, Relation, TimeOfDay, BaseNumber]
+Value = Union[Expr, Equation, Labelled, Intervals, Items, Matrix, Relation, TimeOfDay, BaseNumber]
 
 OPENERS = {"(", "[", "{", "LSET", "LFLOOR", "LCEIL"}
 CLOSERS = {")", "]", "}", "RSET", "RFLOOR", "RCEIL"}
@@ -90,6 +101,12 @@ def parse_value(text: str) -> Value:
     text = text.strip()
     if len(text) > MAX_TEXT:
         raise TooBig(f"answer longer than {MAX_TEXT} characters")
+    labelled = re.fullmatch(r"([A-Za-z](?:_\{?\w+\}?)?)\s*=\s*(\\begin\{.*)", text, re.S)
+    if labelled:  # v = \begin{pmatrix} ... \end{pmatrix}
+        return Labelled(labelled.group(1), parse_value(labelled.group(2)))
+    wrapped = re.fullmatch(r"[\[(]\s*(\\begin\{.*\\end\{[a-zA-Z]+\})\s*[\])]", text, re.S)
+    if wrapped:  # \left[\begin{array}...\end{array}\right]
+        text = wrapped.group(1)
     m = MATRIX_RE.match(text)
     if m:
         rows = [r for r in re.split(r"\\\\", m.group(2)) if r.strip()]
@@ -114,9 +131,11 @@ def parse_value(text: str) -> Value:
     return parse_tokens(tokens)
 
 
-def split_top(tokens: list[tuple[str, str]], seps: set[str]) -> list[list[tuple[str, str]]]:
-    """Split at separators outside any brackets (intervals like [1,2) count as brackets)."""
+def split_top(tokens: list[tuple[str, str]], seps: set[str], with_separators: bool = False):
+    """Split at separators outside any brackets (intervals like [1,2) count as brackets) and
+    absolute-value bars; with_separators=True also returns the separators used, in order."""
     parts: list[list[tuple[str, str]]] = [[]]
+    used: list[str] = []
     depth = 0
     abs_open = False
     for tok in tokens:
@@ -129,9 +148,10 @@ def split_top(tokens: list[tuple[str, str]], seps: set[str]) -> list[list[tuple[
             abs_open = not abs_open
         if depth == 0 and not abs_open and kind in seps:
             parts.append([])
+            used.append(kind)
         else:
             parts[-1].append(tok)
-    return parts
+    return (parts, used) if with_separators else parts
 
 
 def wraps_whole(tokens: list[tuple[str, str]]) -> bool:
@@ -168,14 +188,13 @@ def interval_from(tokens: list[tuple[str, str]], lo: Node, hi: Node) -> Interval
 def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
     if not tokens:
         raise ParseError("empty answer")
-    # a union of intervals
-    pieces = split_top(tokens, {"CUP"})
-    if len(pieces) > 1:
-        parts: list[Interval] = []
-        for piece in pieces:
-            value = parse_tokens(piece)
-            parts.extend(as_intervals(value))
-        return Intervals(tuple(parts))
+    # unions, intersections and differences of sets and intervals, left to right
+    pieces, ops = split_top(tokens, set(SET_OPS), with_separators=True)
+    if ops:
+        result = as_intervals(parse_tokens(pieces[0]))
+        for op, piece in zip(ops, pieces[1:]):
+            result = set_operation(op, result, as_intervals(parse_tokens(piece)))
+        return Intervals(tuple(result))
     # x \in S
     pieces = split_top(tokens, {"IN"})
     if len(pieces) == 2 and len(pieces[0]) >= 1:
@@ -188,6 +207,9 @@ def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
         inner = tokens[1:-1]
         items = [] if not inner else [parse_tokens(p) for p in split_top(inner, {",", ";"})]
         return Items(tuple(items), ordered=False, brackets="{}")
+    # {1, 4} written without the backslashes: a set too (a lone {5} is a group)
+    if tokens[0][0] == "{" and wraps_whole(tokens) and len(split_top(tokens[1:-1], {",", ";"})) > 1:
+        return Items(tuple(parse_tokens(p) for p in split_top(tokens[1:-1], {",", ";"})), ordered=False, brackets="{}")
     # (a, b, ...) / [a, b): tuple, point or interval
     if tokens[0][0] in ("(", "[") and wraps_whole(tokens):
         inner = tokens[1:-1]
@@ -205,11 +227,66 @@ def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
             return Intervals(tuple(i for v in values for i in v.parts))
         return Items(tuple(values), ordered=False, brackets="")
     # relations
-    chain = split_top(tokens, RELATIONS)
+    chain, ops = split_top(tokens, RELATIONS, with_separators=True)
     if len(chain) > 1:
-        ops = [t[0] for t in tokens_at_depth0(tokens) if t[0] in RELATIONS]
+        if all(op == "=" for op in ops):
+            return equality(chain)
         return relation(tokens, chain, ops)
+    # a ratio 5 : 8 is the number 5/8; a : b : c is an ordered triple
+    parts = split_top(tokens, {":"})
+    if len(parts) == 2:
+        return Expr(("div", expression(parts[0]), expression(parts[1])))
+    if len(parts) > 2:
+        return Items(tuple(Expr(expression(p)) for p in parts), ordered=True, brackets=":")
     return Expr(expression(tokens))
+
+
+LABEL_TOKENS = {"SYM", "NUM", "_", "{", "}", "(", ")", ",", ":", "'"}
+
+
+def label_text(tokens: list[tuple[str, str]]) -> str | None:
+    """The text of a name on the left of '=': `k`, `AB`, `V_1`, `f(x)`, `(p, q)`, `V_1 : V_2`
+    (letters, subscripts, a function of letters, a tuple of names); None for an expression."""
+    if tokens and tokens[0][0] == "FUNC" and (len(tokens) == 1 or tokens[1][0] == "("):
+        tokens = [("SYM", tokens[0][1])] + tokens[1:]  # \gcd = 6, \max(a, b) = 7
+    text = "".join(t[1] for t in tokens)
+    if "^{-1}" in text or "^-1" in text:  # an inverse function f^{-1}(x)
+        tokens = [t for t in tokens if t[1] not in ("^", "-", "1")]
+        tokens = [t for n, t in enumerate(tokens) if not (t[0] == "{" and n + 1 < len(tokens) and tokens[n + 1][0] == "}")
+                  and not (t[0] == "}" and n > 0 and tokens[n - 1][0] == "{")]
+    if not tokens or len(tokens) > 24 or any(t[0] not in LABEL_TOKENS for t in tokens):
+        return None
+    if tokens[0][0] not in ("SYM", "("):
+        return None
+    # a function call holds letters only: f(x), not f(2)
+    depth = 0
+    for t in tokens:
+        depth += t[0] == "("
+        depth -= t[0] == ")"
+        if depth and t[0] == "NUM":
+            return None
+    return text
+
+
+def equality(chain: list[list[tuple[str, str]]]) -> Value:
+    """a = b (= c ...): a label and its value, an equation, or a worked line whose value is last."""
+    label = label_text(chain[0])
+    if label is not None:
+        value = parse_tokens(chain[-1])
+        if len(chain[0]) == 1 and chain[0][0][0] == "SYM" and isinstance(value, Expr):
+            return Equation(expression(chain[0]), value.node)      # x = 5, y = 2x + 3
+        names = split_top(chain[0][1:-1], {","}) if chain[0][0][0] == "(" and wraps_whole(chain[0]) else []
+        if len(names) > 1 and isinstance(value, Items) and len(value.items) == len(names):
+            # (p, q) = (3, 7) -> p = 3, q = 7, in this order
+            return Items(tuple(Labelled("".join(t[1] for t in n), v) for n, v in zip(names, value.items)),
+                         ordered=True, brackets="=")
+        return Labelled(label, value)
+    sides = [expression(p) for p in chain]
+    if len(sides) == 2:
+        return Equation(sides[0], sides[1])
+    if not symbols_of(sides[-1]):
+        return Expr(sides[-1])                                      # 2 + 3 = 5 = 5.0
+    return Equation(sides[0], sides[-1])
 
 
 def is_infinite_tokens(tokens: list[tuple[str, str]]) -> bool:
@@ -230,18 +307,30 @@ def tokens_at_depth0(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def relation(tokens: list[tuple[str, str]], chain: list[list[tuple[str, str]]], ops: list[str]) -> Value:
-    sides = [expression(p) for p in chain]
     text = " ".join(t[1] for t in tokens)
-    if ops == ["="]:
-        return Equation(sides[0], sides[1])
-    if all(op == "=" for op in ops):
-        # "x = 2 + 3 = 5": the last side is the value
-        return Equation(sides[0], sides[-1]) if sides[0][0] == "sym" else Relation(text)
+    if ops == ["!="] and len(chain) == 2:  # x != 2: everything but one point
+        try:
+            lhs, rhs = expression(chain[0]), expression(chain[1])
+        except ParseError:
+            return Relation(text)
+        if lhs[0] == "sym" and not symbols_of(rhs):
+            return Intervals((Interval(("neg", ("const", "oo")), rhs, False, False),
+                              Interval(rhs, ("const", "oo"), False, False)))
     if "=" in ops or "!=" in ops:
         return Relation(text)
-    # inequalities on one variable -> an interval
+    # |z| between two bounds, or above/below one: a union of intervals
+    abs_form = absolute_value_bounds(chain, ops)
+    if abs_form is not None:
+        return abs_form
+    # inequalities on one variable (a name like g(x) counts as one) -> an interval
+    sides = [("sym", label_text(p)) if len(p) > 1 and label_text(p) and "(" in label_text(p) else expression(p)
+             for p in chain]
     lone = [n for n, s in enumerate(sides) if s[0] == "sym"]
     constants = all(not symbols_of(s) for n, s in enumerate(sides) if n not in lone)
+    if len(lone) != 1 and len(chain) == 2:
+        solved = solve_linear(sides, ops[0])
+        if solved is not None:
+            return solved
     if len(lone) != 1 or not constants:
         return Relation(text)
     k = lone[0]
@@ -264,6 +353,175 @@ def relation(tokens: list[tuple[str, str]], chain: list[list[tuple[str, str]]], 
     if len(ops) == 2 and not (ops[0] in ("<", "<=")) == (ops[1] in ("<", "<=")):
         return Relation(text)  # 1 < x > 2 is not an interval
     return Intervals((Interval(lo, hi, lo_closed, hi_closed),))
+
+
+SET_OPS = ("CUP", "CAP", "SETMINUS")
+Bound = tuple[float, Fraction]   # (kind, value): kind -1 for -oo, 0 finite, 1 for +oo
+
+
+def _bound(node: Node) -> Bound | None:
+    from .numeric import exact_value
+    if is_infinite(node):
+        return (-1 if node[0] == "neg" else 1, Fraction(0))
+    value = exact_value(node)
+    return None if value is None else (0, value)
+
+
+def _node(bound: Bound) -> Node:
+    if bound[0]:
+        return ("const", "oo") if bound[0] > 0 else ("neg", ("const", "oo"))
+    return ("num", bound[1], 0)
+
+
+def exact_intervals(parts: list[Interval]) -> list[tuple[Bound, Bound, bool, bool]] | None:
+    out = []
+    for p in parts:
+        lo, hi = _bound(p.lo), _bound(p.hi)
+        if lo is None or hi is None:
+            return None
+        out.append((lo, hi, p.lo_closed and not lo[0], p.hi_closed and not hi[0]))
+    return out
+
+
+def canonical_intervals(parts: list[Interval]) -> list[Interval]:
+    """Merge overlapping or touching intervals and drop empty ones, when every endpoint is an
+    exact number or infinity: [1, 3] U [2, 5] = [1, 5], (0, 1] U (1, 2) = (0, 2). Otherwise
+    the parts are returned as they are."""
+    exact = exact_intervals(parts)
+    if exact is None:
+        return list(parts)
+    exact = [e for e in exact if e[0] < e[1] or (e[0] == e[1] and e[2] and e[3])]
+    exact.sort(key=lambda e: (e[0], not e[2]))
+    merged: list[list] = []
+    for lo, hi, lo_c, hi_c in exact:
+        if merged:
+            last = merged[-1]
+            if lo < last[1] or (lo == last[1] and (last[3] or lo_c)):
+                if hi > last[1] or (hi == last[1] and hi_c):
+                    last[1], last[3] = hi, hi_c or (hi == last[1] and last[3])
+                continue
+        merged.append([lo, hi, lo_c, hi_c])
+    return [Interval(_node(lo), _node(hi), lo_c, hi_c) for lo, hi, lo_c, hi_c in merged]
+
+
+def set_operation(op: str, left: list[Interval], right: list[Interval]) -> list[Interval]:
+    """A U B, A n B, A \\ B on interval lists (a finite set is a list of points [a, a])."""
+    if op == "CUP":
+        return canonical_intervals(left + right) if exact_intervals(left + right) is not None else left + right
+    a, b = exact_intervals(canonical_intervals(left)), exact_intervals(canonical_intervals(right))
+    if a is None or b is None:
+        raise ParseError("intersection or difference of sets with symbolic ends")
+    if op == "SETMINUS":  # A \ B = A n (complement of B)
+        gaps, lo, lo_c = [], (-1, Fraction(0)), False
+        for s_lo, s_hi, s_lo_c, s_hi_c in b:
+            gaps.append((lo, s_lo, lo_c, not s_lo_c))
+            lo, lo_c = s_hi, not s_hi_c
+        gaps.append((lo, (1, Fraction(0)), lo_c, False))
+        b = gaps
+    out = []
+    for lo1, hi1, lc1, hc1 in a:
+        for lo2, hi2, lc2, hc2 in b:
+            lo, lc = (lo1, lc1) if lo1 > lo2 else (lo2, lc2) if lo2 > lo1 else (lo1, lc1 and lc2)
+            hi, hc = (hi1, hc1) if hi1 < hi2 else (hi2, hc2) if hi2 < hi1 else (hi1, hc1 and hc2)
+            out.append(Interval(_node(lo), _node(hi), lc and not lo[0], hc and not hi[0]))
+    return canonical_intervals(out)
+
+
+def flip(op: str) -> str:
+    return {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[op]
+
+
+def solve_linear(sides: list[Node], op: str) -> Value | None:
+    """a*x + b < c*x + d with rational coefficients and one variable -> an interval."""
+    from fractions import Fraction
+    from .numeric import exact_value
+    from .parse import substitute
+
+    names = symbols_of(sides[0]) | symbols_of(sides[1])
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    diff: Node = ("add", (sides[0], ("neg", sides[1])))
+    values = [exact_value(substitute(diff, name, ("num", Fraction(k), 0))) for k in (0, 1, 2)]
+    if any(v is None for v in values) or values[2] - values[1] != values[1] - values[0] or values[1] == values[0]:
+        return None
+    slope, intercept = values[1] - values[0], values[0]
+    bound: Node = ("num", -intercept / slope, 0)
+    if slope < 0:
+        op = flip(op)
+    # now: x op bound
+    lo, hi = ("neg", ("const", "oo")), ("const", "oo")
+    if op in ("<", "<="):
+        return Intervals((Interval(lo, bound, False, op == "<="),))
+    return Intervals((Interval(bound, hi, op == ">=", False),))
+
+
+def absolute_value_bounds(chain: list[list[tuple[str, str]]], ops: list[str]) -> Value | None:
+    """`2 <= |z| <= 5` -> [-5, -2] U [2, 5]; `|x| < 3` -> (-3, 3); `|x| > 3` -> (-oo, -3) U (3, oo)."""
+    from .numeric import exact_value
+
+    sides = []
+    for p in chain:
+        try:
+            sides.append(expression(p))
+        except ParseError:
+            return None
+    at = [n for n, s in enumerate(sides) if s[0] == "func" and s[1] == "abs" and linear_form(s[2][0]) is not None]
+    if len(at) != 1 or any(symbols_of(s) for n, s in enumerate(sides) if n != at[0]):
+        return None
+    k = at[0]
+    slope, intercept = linear_form(sides[k][2][0])  # type: ignore[misc]
+    # normalise to lower/upper bounds on |x|
+    lower = upper = None  # (value, closed)
+    for n, op in enumerate(ops):
+        left, right = sides[n], sides[n + 1]
+        if op in (">", ">="):
+            left, right, op = right, left, flip(op)
+        closed = op == "<="
+        if right is sides[k]:
+            lower = (left, closed)
+        elif left is sides[k]:
+            upper = (right, closed)
+    oo: Node = ("const", "oo")
+    neg = lambda n: ("neg", n)  # noqa: E731
+    if lower is not None and exact_value(lower[0]) is not None and exact_value(lower[0]) < 0:
+        lower = None
+    if upper is not None and lower is None:
+        parts = [Interval(neg(upper[0]), upper[0], upper[1], upper[1])]
+    elif lower is not None and upper is None:
+        parts = [Interval(neg(oo), neg(lower[0]), False, lower[1]), Interval(lower[0], oo, lower[1], False)]
+    elif lower is not None and upper is not None:
+        parts = [Interval(neg(upper[0]), neg(lower[0]), upper[1], lower[1]),
+                 Interval(lower[0], upper[0], lower[1], upper[1])]
+    else:
+        return None
+    if (slope, intercept) == (1, 0):
+        return Intervals(tuple(parts))
+    # |m x + q| bounds on u = m x + q: x = (u - q) / m, ends swapped when m < 0
+    def to_x(u: Node) -> Node:
+        if is_infinite(u):
+            return u if slope > 0 else (u[1] if u[0] == "neg" else ("neg", u))
+        return ("div", ("add", (u, ("num", -intercept, 0))), ("num", slope, 0))
+    mapped = []
+    for p in parts:
+        lo, hi = to_x(p.lo), to_x(p.hi)
+        mapped.append(Interval(lo, hi, p.lo_closed, p.hi_closed) if slope > 0 else Interval(hi, lo, p.hi_closed, p.lo_closed))
+    return Intervals(tuple(mapped))
+
+
+def linear_form(node: Node) -> tuple[Fraction, Fraction] | None:
+    """(m, q) when node is m*x + q in one symbol with rational m != 0, q; else None."""
+    from .numeric import exact_value
+    from .parse import substitute
+
+    names = symbols_of(node)
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    values = [exact_value(substitute(node, name, ("num", Fraction(k), 0))) for k in (0, 1, 2)]
+    if any(v is None for v in values) or values[2] - values[1] != values[1] - values[0] or values[1] == values[0]:
+        return None
+    return values[1] - values[0], values[0]  # type: ignore[operator]
 
 
 def as_intervals(value: Value) -> list[Interval]:

@@ -6,7 +6,8 @@ CPU-seconds of importing `datasets`); pinned URLs online through HF `datasets` (
 "csv" builders), whose Arrow cache goes to a temporary folder removed before the loader
 returns. Either way every cell comes back as the file's text: the tests compare both.
 Choosing: subsets by name or group, then a seeded stratified subsample (tasks.pack.seeded_sample).
-Grading: graders.choice.extract_choice, then a set comparison of letters.
+Grading: graders.grade(gold, answer, kind="choice", choices=...), which reads the letters with
+graders.choice.extract_choice and compares them as a set.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import tempfile
 from dataclasses import replace
 from typing import Any, Iterator, Mapping, Sequence
 
-from ..graders.choice import extract_choice
+from ..graders import grade
 from ..graders.verdict import Verdict
 from .pack import BadDataError, Item, seeded_sample
 
@@ -218,15 +219,9 @@ def fewshot_messages(examples: Sequence[tuple[str, str]], answer_line: str) -> l
 
 
 def grade_choice(item: Item, answer_text: str) -> Verdict:
-    """Letters read from the answer versus the gold letters, as sets ("DA" equals "AD")."""
-    letters, reason = extract_choice(answer_text or "", item.choices, n_gold=len(item.gold))
-    rule = reason.split(":", 1)[0]
-    if letters is None:
-        return Verdict(equal=None, extracted=None, method="none", reason=reason, extraction=None)
-    equal = set(letters) == set(item.gold)
-    return Verdict(equal=equal, extracted=letters, method="choice",
-                   reason=f"{'matches' if equal else 'differs from'} gold {item.gold}; {reason}",
-                   extraction=rule)
+    """Letters read from the answer versus the gold letters, as sets ("DA" equals "AD"),
+    through the one grading entry point; no letter or an ambiguous one is undecided."""
+    return grade(item.gold, answer_text or "", kind="choice", choices=item.choices)
 
 
 def grade_cloze(item: Item, answer_text: str) -> Verdict:

@@ -136,6 +136,7 @@ PACK = Pack(
     load=load,
     prompt=prompt,
     grade=grade,
+    needs_sympy=True,  # the gaokao-mathcloze and math subsets grade symbolic answers
     subsets=SUBSETS,
     categories=CATEGORIES,
     source=f"ruixiangcui/AGIEval@{COMMIT[:7]} data/v1_1/*.jsonl (offline: <data-dir>/agieval/)",

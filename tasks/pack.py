@@ -61,6 +61,9 @@ class Pack:
     count: int | None = None                             # items in the full split, for `evalsuite tasks`
     system: str | None = None
     max_tokens: int = 1024                               # default --max-tokens for this pack
+    # grading may need the sympy worker (symbolic answers): the runner calls
+    # evalsuite.graders.sandbox.prestart() when a run starts, so item one does not wait ~1.5 s
+    needs_sympy: bool = False
 
     def template_hash(self, fewshot: int = 0) -> str:
         return hashlib.sha256(f"{self.template}\x00fewshot={fewshot}".encode()).hexdigest()[:16]

@@ -4,9 +4,10 @@
     server.url  -> "http://127.0.0.1:PORT/v1"
     server.kill(); server.restart(); server.stop()
 
-One thread (`--n_threads 1`): with two on two cores, stalls of seconds were seen. Send
-`repeat_penalty: 1.0` in requests (EXTRA_BODY): the server's default is 1.1 even at
-temperature 0.
+One thread (`--n_threads 1`): with two on two cores, stalls of seconds were seen. The server's
+`repeat_penalty` default is 1.1 even at temperature 0; `evalsuite run` recognises the server
+and sends 1.0 itself (docs/lossless.md), so tests need not. EXTRA_BODY sets it by hand, for
+tests that talk to the server without evalsuite's runner.
 """
 from __future__ import annotations
 

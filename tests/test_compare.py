@@ -350,3 +350,15 @@ def test_two_real_runs_compare_gate_and_report(llama_server, data_dir, run_cli, 
     report = run_cli("report", *runs, "-o", tmp_path / "r.html")
     assert report.returncode == 0, report.stderr
     assert "only first right 0, only second right 0" in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.parametrize("n", [6000, 11582, 100_000])
+def test_exact_binomial_p_is_linear_and_matches_scipy_at_full_size(n):
+    # a full CMMLU run pairs 11,582 items: the exact test must stay exact there, and fast
+    for k in (0, 1, n // 10, n // 2 - 150, n // 2 - 3, n // 2, n - 7):
+        expected = scipy_stats.binomtest(k, n, 0.5).pvalue
+        got = stats.binomial_two_sided_p(k, n)
+        if expected > 1e-300:
+            assert got == pytest.approx(expected, rel=1e-9), (k, n)
+        else:
+            assert got < 1e-290, (k, n)

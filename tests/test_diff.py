@@ -44,7 +44,9 @@ def test_identical_streams(tmp_path):
     toks = plain(["The", " answer", " is", " 42"])
     result, item = pair(tmp_path, toks, toks)
     assert item.verdict == "identical"
-    assert result.counts == {"identical": 1, "near_tie": 0, "suspicious": 0, "real": 0, "undetermined": 0, "hidden_drift": 0}
+    assert result.counts == {"identical": 1, "near_tie": 0, "suspicious": 0, "real": 0, "not_greedy": 0, "cut_prefix": 0,
+                             "undetermined": 0, "hidden_drift": 0, "retokenised": 0}
+    assert not item.retokenised and "token for token" in item.reason
     assert result.summary_line().startswith("1 identical, 0 near-tie flips, 0 suspicious, 0 real")
 
 
@@ -61,7 +63,7 @@ def test_near_tie_flip_that_remerges(tmp_path):
     assert item.margin == pytest.approx(1e-4)
     assert item.remerge is not None
     assert (item.remerge.baseline_tokens_between, item.remerge.candidate_tokens_between) == (1, 1)
-    assert item.remerge.later_differing_tokens == 0
+    assert item.remerge.agreed_tokens == 5 and item.remerge.baseline_index == 4
     assert "re-merged" in result.summary_line() and "1 near-tie flip (max |m| 0.0001, 1 re-merged)" in result.summary_line()
 
 
@@ -107,11 +109,11 @@ def test_answer_and_correctness_change_reported(tmp_path):
 
 
 def test_hidden_drift_same_text_different_ids(tmp_path):
-    # two different tokens (ids 7 and 9) that both read "é": not identical, hidden drift
+    # two different tokens (ids 7 and 9) that both read "é", and the texts then differ: hidden drift
     base = [tok("A", -0.1, [("A", -0.1, 1), ("B", -4, 2)], id=1), tok("é", -0.5, [("é", -0.5, 7), ("é", -0.50001, 9)], id=7),
             tok("C", -0.1, [("C", -0.1, 3)], id=3)]
     cand = [tok("A", -0.1, [("A", -0.1, 1), ("B", -4, 2)], id=1), tok("é", -0.5, [("é", -0.5, 9), ("é", -0.50001, 7)], id=9),
-            tok("C", -0.1, [("C", -0.1, 3)], id=3)]
+            tok("D", -0.1, [("D", -0.1, 4)], id=4)]
     result, item = pair(tmp_path, base, cand)
     assert item.verdict == "near_tie" and item.hidden_drift
     assert item.candidate_token.id == 9 and item.candidate_token.logprob_baseline == pytest.approx(-0.50001)
@@ -176,11 +178,20 @@ def test_baseline_stopped_early_is_undetermined(tmp_path):
     assert "baseline stopped" in item.reason
 
 
-def test_overrun_past_max_tokens_is_identical(tmp_path):
-    toks = plain(["a", "b", "c"])
-    _, item = pair(tmp_path, toks[:2], toks, base_kw={"finish_reason": "length", "outcome": "truncated"},
-                   cand_kw={"finish_reason": "length", "outcome": "truncated"})
-    assert item.verdict == "identical" and "max_tokens" in item.reason
+def test_length_cut_texts_that_differ_are_never_identical(tmp_path):
+    # both cut at max_tokens; llama-cpp-python returned one token more on one side: "12" vs "123"
+    toks = plain(["1", "2", "3"])
+    result, item = pair(tmp_path, toks[:2], toks, base_kw={"finish_reason": "length", "outcome": "truncated"},
+                        cand_kw={"finish_reason": "length", "outcome": "truncated"})
+    assert item.verdict == "cut_prefix" and item.verdict != "identical"
+    assert "cut at max_tokens after 2 tokens" in item.reason and "not identical" in item.reason
+    assert result.counts["identical"] == 0 and result.counts["cut_prefix"] == 1
+    # the same when the shorter one was cut and the longer one stopped by itself
+    _, item = pair(tmp_path / "s", toks[:2], toks, base_kw={"finish_reason": "length", "outcome": "truncated"})
+    assert item.verdict == "cut_prefix"
+    # but a baseline that stopped by itself where the candidate went on is a divergence of unknown margin
+    _, item = pair(tmp_path / "t", toks[:2], toks, cand_kw={"finish_reason": "length", "outcome": "truncated"})
+    assert item.verdict == "undetermined" and "baseline stopped" in item.reason
 
 
 def test_candidate_without_draft_logprobs_uses_text(tmp_path):
@@ -254,7 +265,8 @@ def test_cli_json_html_and_fail_on(tmp_path, run_cli):
     assert out.returncode == 1, out.stderr
     assert "1 identical, 0 near-tie flips, 0 suspicious, 1 real" in out.stdout
     data = json.loads((tmp_path / "d.json").read_text())
-    assert data["counts"] == {"identical": 1, "near_tie": 0, "suspicious": 0, "real": 1, "undetermined": 0, "hidden_drift": 0}
+    assert data["counts"] == {"identical": 1, "near_tie": 0, "suspicious": 0, "real": 1, "not_greedy": 0, "cut_prefix": 0,
+                              "undetermined": 0, "hidden_drift": 0, "retokenised": 0}
     assert [i["class"] for i in data["items"]] == ["identical", "real"]
     page = (tmp_path / "d.html").read_text()
     assert "<script" not in page and "http://" not in page.replace("http://127.0.0.1:8080/v1", "")
@@ -302,7 +314,7 @@ def test_rescore_chat_run_stays_undetermined(tmp_path):
     assert any("chat run" in n for n in item.notes)
 
 
-def test_rescore_completions_run_on_loopback_server(tmp_path):
+def test_rescore_completions_run_on_loopback_server(tmp_path, monkeypatch):
     import http.server
     import threading
 
@@ -312,9 +324,17 @@ def test_rescore_completions_run_on_loopback_server(tmp_path):
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802
-            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            body = json.dumps({"choices": [{"text": "c", "logprobs": {"tokens": ["c"], "token_logprobs": [-0.70],
-                                                                      "top_logprobs": [{"b": -0.70, "c": -0.7004}]}}]})
+            seen.append((json.loads(self.rfile.read(int(self.headers["Content-Length"]))), self.headers.get("Authorization")))
+            if len(seen) == 1:   # a transient 503 first: the run's client retries it
+                self.send_response(503)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"error": {"message": "loading"}}')
+                return
+            body = json.dumps({"choices": [{"text": "c", "finish_reason": "length",
+                                            "logprobs": {"tokens": ["c"], "token_logprobs": [-0.70],
+                                                         "top_logprobs": [{"b": -0.70, "c": -0.7004}]}}],
+                               "usage": {"prompt_tokens": 3, "completion_tokens": 1}})
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -333,10 +353,14 @@ def test_rescore_completions_run_on_loopback_server(tmp_path):
         c = load_run(make_run(tmp_path / "c", records=[record("main/0", cand, **kw)], decoding=LOGPROBS, api="completions"))
         result = diff_runs(b, c)
         assert result.items[0].verdict == "undetermined"   # the baseline's own logprob is missing
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
         rescored = rescore_result(result, b, c, f"http://127.0.0.1:{server.server_port}/v1")
         item = rescored.items[0]
-        assert seen[0]["prompt"] == "Q: go\nA:a" and seen[0]["max_tokens"] == 1
+        assert len(seen) == 2                                    # retried after the 503
+        body, auth = seen[-1]
+        assert body["prompt"] == "Q: go\nA:a" and body["max_tokens"] == 1 and body["logprobs"] == 20
+        assert auth == "Bearer sk-test-key"                      # the API key, as `run` sends it
         assert rescored.rescored == 1 and item.verdict == "near_tie"
-        assert item.margin == pytest.approx(0.0004) and "re-scored" in item.reason
+        assert item.margin == pytest.approx(0.0004, abs=1e-6) and "re-scored" in item.reason
     finally:
         server.shutdown()

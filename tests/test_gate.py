@@ -52,25 +52,26 @@ def noisy_drop(tmp_path):
 def test_pass_when_no_drop(tmp_path):
     a, b = paired_outcomes(both_right=60, a_only=3, b_only=4, both_wrong=33)
     base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
-    code, line = gate(base, cand, tmp_path, max_drop=1, junit=tmp_path / "j.xml")
+    code, line = gate(base, cand, tmp_path, max_drop=6, junit=tmp_path / "j.xml")
     assert code == 0 and line.startswith("PASS: ")
     p = scipy_stats.binomtest(3, 7).pvalue
     assert f"b=3 c=4 p={p:.3g}" in line and "+1.0 pp" in line
+    assert "smallest detectable drop 6 pp at α=0.05" in line
     suite = junit(tmp_path / "j.xml")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "0", "0")
     assert suite.find("testcase").find("failure") is None
 
 
 def test_fail_when_drop_is_large_and_significant(tmp_path, significant_drop):
     base, cand = significant_drop
-    code, line = gate(base, cand, tmp_path, max_drop=2, junit=tmp_path / "j.xml")
+    code, line = gate(base, cand, tmp_path, max_drop=3, junit=tmp_path / "j.xml")
     p = scipy_stats.binomtest(16, 18).pvalue
     assert p < 0.05
     assert code == 1
-    assert line.startswith("FAIL: accuracy dropped 7.0 pp (> 2 pp) and significantly")
+    assert line.startswith("FAIL: accuracy dropped 7.0 pp (> 3 pp) and significantly")
     assert f"b=16 c=2 p={p:.3g}" in line and "candidate 71.0% vs baseline 78.0% on 200 paired items" in line
     suite = junit(tmp_path / "j.xml")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "1", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
     failure = suite.find("testcase").find("failure")
     assert failure is not None and "dropped 7.0 pp" in failure.get("message")
     props = {p.get("name"): p.get("value") for p in suite.find("properties")}
@@ -80,11 +81,12 @@ def test_fail_when_drop_is_large_and_significant(tmp_path, significant_drop):
 def test_large_drop_passes_when_not_significant_unless_alpha_is_1(tmp_path, noisy_drop):
     base, cand = noisy_drop
     p = scipy_stats.binomtest(5, 7).pvalue
-    code, line = gate(base, cand, tmp_path, max_drop=2)
+    code, line = gate(base, cand, tmp_path, max_drop=2, allow_underpowered=True)
     assert code == 0 and "drop of 3.0 pp exceeds 2 pp but is not significant" in line and f"p={p:.3g}" in line
+    assert "WARNING underpowered" in line
     code, line = gate(base, cand, tmp_path, max_drop=2, alpha=1)
     assert code == 1 and line.startswith("FAIL: accuracy dropped 3.0 pp (> 2 pp):")
-    code, _ = gate(base, cand, tmp_path, max_drop=2, alpha=0.5)   # p = 0.45 < 0.5
+    code, _ = gate(base, cand, tmp_path, max_drop=2, alpha=0.5, allow_underpowered=True)   # p = 0.45 < 0.5
     assert code == 1
 
 
@@ -98,7 +100,7 @@ def test_errors_are_left_out_of_the_paired_test_and_said(tmp_path):
     a = ["correct"] * 10 + ["wrong"] * 2
     b = ["correct"] * 8 + ["error"] * 2 + ["wrong"] * 2
     base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
-    code, line = gate(base, cand, tmp_path, max_drop=0)
+    code, line = gate(base, cand, tmp_path, max_drop=0, max_errors="2")
     assert code == 0 and "on 10 paired items" in line and "2 items errored in either run and were left out" in line
     code, line = gate(base, cand, tmp_path, max_drop=0, min_items=11)
     assert code == 2 and "too few items: 10 paired items (2 errored in either run), min-items is 11" in line
@@ -156,7 +158,7 @@ def test_thresholds_from_pyproject_found_upward_and_overridden_by_flags(tmp_path
     nested.mkdir(parents=True)
     code, line = gate(base, cand, tmp_path, config_start=nested)
     assert code == 1 and "(> 2 pp)" in line                   # alpha 1 from the file: no significance condition
-    code, _ = gate(base, cand, tmp_path, config_start=nested, alpha=0.05)
+    code, _ = gate(base, cand, tmp_path, config_start=nested, alpha=0.05, allow_underpowered=True)
     assert code == 0                                        # the flag wins
     code, _ = gate(base, cand, tmp_path, config_start=nested, max_drop=5)
     assert code == 0
@@ -175,21 +177,31 @@ def test_pyproject_without_the_table_is_skipped_and_typos_are_refused(tmp_path, 
 # ---------------------------------------------------------------------------- diff JSON
 
 
-def write_diff(path: Path, real: int) -> Path:
+def run_names(base: Path, cand: Path) -> dict:
+    """The run identities `evalsuite diff --json` writes for its two runs."""
+    out = {}
+    for role, folder in (("baseline", base), ("candidate", cand)):
+        m = json.loads((folder / "manifest.json").read_text())
+        out[role] = {"path": str(folder), "fingerprint": m["dataset"]["fingerprint"], "started_at": m["started_at"]}
+    return out
+
+
+def write_diff(path: Path, real: int, base: Path, cand: Path) -> Path:
     path.write_text(json.dumps({"counts": {"identical": 90, "near_tie": 5, "suspicious": 1, "real": real,
-                                           "undetermined": 0, "hidden_drift": 0}}), encoding="utf-8")
+                                           "undetermined": 0, "hidden_drift": 0}, **run_names(base, cand)}),
+                    encoding="utf-8")
     return path
 
 
 def test_diff_real_divergences_gate(tmp_path):
     a, b = paired_outcomes(both_right=10)
     base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
-    code, line = gate(base, cand, tmp_path, max_drop=1, diff=write_diff(tmp_path / "d.json", 3), max_real=5)
+    code, line = gate(base, cand, tmp_path, max_drop=60, diff=write_diff(tmp_path / "d.json", 3, base, cand), max_real=5)
     assert code == 0 and "real divergences 3 <= 5" in line
-    code, line = gate(base, cand, tmp_path, max_drop=1, diff=tmp_path / "d.json", junit=tmp_path / "j.xml")
+    code, line = gate(base, cand, tmp_path, max_drop=60, diff=tmp_path / "d.json", junit=tmp_path / "j.xml")
     assert code == 1 and line.startswith("FAIL: ") and "real divergences 3 > 0" in line   # default max-real 0
     suite = junit(tmp_path / "j.xml")
-    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    assert (suite.get("tests"), suite.get("failures")) == ("3", "1")
     names = {c.get("name"): c for c in suite.findall("testcase")}
     assert names["accuracy drop"].find("failure") is None
     assert names["real divergences"].find("failure") is not None
@@ -218,12 +230,17 @@ def test_max_real_without_diff_is_unusable(tmp_path):
     assert code == 2 and "--max-real needs --diff" in line
 
 
-def test_small_runs_warn_that_no_drop_can_be_significant(tmp_path):
+def test_a_gate_that_cannot_fail_refuses(tmp_path):
     a, b = paired_outcomes(both_right=1, a_only=4)
     base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
-    code, line = gate(base, cand, tmp_path, max_drop=1)
-    assert code == 0                                      # 4 vs 0 discordant: p = 0.125
-    assert "no drop on 5 items can be significant at α=0.05; raise --min-items" in line
+    code, line = gate(base, cand, tmp_path, max_drop=1, junit=tmp_path / "j.xml")
+    assert code == 2 and line.startswith("UNUSABLE: this gate cannot fail: on 5 paired items no drop is significant")
+    assert "it takes 6 items lost and none gained" in line and "a 1 pp drop needs >= 600 paired items" in line
+    code, line = gate(base, cand, tmp_path, max_drop=1, allow_underpowered=True, junit=tmp_path / "j.xml")
+    assert code == 0 and "WARNING underpowered: this gate cannot fail" in line   # 4 vs 0 discordant: p = 0.125
+    props = {p.get("name"): p.get("value") for p in junit(tmp_path / "j.xml").find("properties")}
+    assert props["min_detectable_drop_pp"] == "120" and props["items_needed_for_max_drop"] == "600"
+    assert props["underpowered"].startswith("this gate cannot fail")
 
 
 def test_cli_exit_codes(tmp_path, significant_drop):
@@ -232,7 +249,7 @@ def test_cli_exit_codes(tmp_path, significant_drop):
 
     base, cand = significant_drop
     runner = typer_testing.CliRunner()
-    result = runner.invoke(app, ["gate", "--baseline", str(base), "--candidate", str(cand), "--max-drop", "2",
+    result = runner.invoke(app, ["gate", "--baseline", str(base), "--candidate", str(cand), "--max-drop", "3",
                                  "--junit", str(tmp_path / "j.xml")])
     assert result.exit_code == 1 and result.output.startswith("FAIL: ")
     assert (tmp_path / "j.xml").exists()
@@ -240,3 +257,76 @@ def test_cli_exit_codes(tmp_path, significant_drop):
     assert result.exit_code == 0 and result.output.startswith("PASS: ")
     result = runner.invoke(app, ["gate", "--baseline", str(base), "--candidate", str(tmp_path / "x"), "--max-drop", "1"])
     assert result.exit_code == 2 and result.output.startswith("UNUSABLE: ")
+
+
+# ---------------------------------------------------------------------------- errors, power, outputs
+
+
+def test_error_heavy_candidate_fails(tmp_path):
+    # 60 of 100 candidate items errored; the 40 that answered are all right: it must not pass
+    a = ["correct"] * 80 + ["wrong"] * 20
+    b = ["error"] * 60 + ["correct"] * 40
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, max_drop=0, junit=tmp_path / "j.xml")
+    assert code == 1 and line.startswith("FAIL: ")
+    assert "errored items: candidate 60 of 100 (60.0%), baseline 0; > 0 allowed (the baseline's)" in line
+    suite = junit(tmp_path / "j.xml")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert cases["errored items"].find("failure") is not None
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert props["errors_candidate"] == "60" and props["errors_baseline"] == "0"
+    # explicit limits: a count, a percentage of the items
+    assert gate(base, cand, tmp_path, max_drop=0, max_errors="60")[0] == 0
+    assert gate(base, cand, tmp_path, max_drop=0, max_errors="59")[0] == 1
+    assert gate(base, cand, tmp_path, max_drop=0, max_errors="60%")[0] == 0
+    assert gate(base, cand, tmp_path, max_drop=0, max_errors="2%")[0] == 1
+    code, line = gate(base, cand, tmp_path, max_drop=0, max_errors="lots")
+    assert code == 2 and "--max-errors must be a count of items or a percentage" in line
+
+
+def test_requested_drop_undetectable_refuses_and_says_how_many_items(tmp_path, noisy_drop):
+    base, cand = noisy_drop   # 100 paired items: at best 6 items lost of 100 can be significant (6 pp)
+    code, line = gate(base, cand, tmp_path, max_drop=2)
+    assert code == 2 and "a 2 pp drop is undetectable here" in line
+    assert "smallest drop 100 paired items can show significant at α=0.05 is 6 pp" in line
+    assert "needs >= 300 paired items" in line and "--allow-underpowered" in line
+    assert gate(base, cand, tmp_path, max_drop=6)[0] == 0
+
+
+def test_diff_json_of_other_runs_is_refused(tmp_path):
+    a, b = paired_outcomes(both_right=10)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    others = runs_from_outcomes(tmp_path / "other", {"baseline": a, "candidate": b})
+    manifest = json.loads((others[1] / "manifest.json").read_text())
+    manifest["started_at"] = "2026-02-02T00:00:00.000+00:00"
+    (others[1] / "manifest.json").write_text(json.dumps(manifest))
+    diff = write_diff(tmp_path / "d.json", 0, others[0], others[1])
+    code, line = gate(base, cand, tmp_path, max_drop=60, diff=diff)
+    assert code == 2 and "the diff JSON was not made from these runs" in line and "candidate" in line
+    assert "real divergences 0" not in line
+    # a diff JSON that names no runs (an older one) is refused too
+    diff.write_text(json.dumps({"counts": {"real": 0}}))
+    code, line = gate(base, cand, tmp_path, max_drop=60, diff=diff)
+    assert code == 2 and "older evalsuite" in line
+
+
+@pytest.mark.parametrize("where", ["missing-folder", "is-a-folder"])
+def test_unwritable_junit_path_exits_2_before_any_verdict(tmp_path, significant_drop, where):
+    base, cand = significant_drop
+    target = tmp_path / "nonexistent" / "x.xml" if where == "missing-folder" else tmp_path
+    code, line = gate(base, cand, tmp_path, max_drop=3, junit=target)
+    assert code == 2 and line.startswith("UNUSABLE: --junit") and "FAIL" not in line and "PASS" not in line
+
+
+def test_unwritable_outputs_of_diff_and_compare_exit_2(tmp_path, significant_drop, run_cli):
+    base, cand = significant_drop
+    for args in (["diff", base, cand, "--html", tmp_path / "no" / "d.html"],
+                 ["diff", base, cand, "--json", tmp_path / "no" / "d.json"],
+                 ["compare", base, cand, "--plots", tmp_path / "runs" / "baseline" / "records.jsonl" / "p"],
+                 ["compare", base, cand, "--json", tmp_path / "no" / "c.json"],
+                 ["report", base, cand, "-o", tmp_path / "no" / "r.html"],
+                 ["gate", "--baseline", base, "--candidate", cand, "--max-drop", 3, "--junit", "/nonexistent/x.xml"]):
+        out = run_cli(*args)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        assert "Traceback" not in out.stderr, out.stderr
+        assert "identical" not in out.stdout and "McNemar" not in out.stdout and "FAIL" not in out.stdout

@@ -14,10 +14,14 @@ HOSTILE_PIECES = ["\\boxed{", "}", "{", "\\frac", "\\sqrt", "^", "**", "10", "9"
                   "[", "]", "\\{", "\\}", ",", "=", "<", "\\le", "!", "\\pm", "\\cup", "\\infty",
                   "\\begin{pmatrix}", "\\\\", "&", "\\end{pmatrix}", "\\text{", "%", "$", ".",
                   "-", "/", "e", "i", "\\pi", "|", "_", "答案是", "####", "The answer is ",
-                  "__import__", "lambda", "'", '"', " ", "\n", "·", "²", "√", "½", "∞"]
+                  "__import__", "lambda", "'", '"', " ", "\n", "·", "²", "√", "½", "∞",
+                  "<answer>", "</answer>", "| answer |", "∅", "⅜", "－", "\\sum_{k=1}^{9}", "\\quad",
+                  "\\approx", "\\overline{3}", "since", " and ", "\\\\frac", "Check: "]
 hostile = st.lists(st.sampled_from(HOSTILE_PIECES), max_size=40).map("".join)
 golds = st.sampled_from(["18", "\\frac{1}{2}", "x^2+1", "(3, 4]", "\\{1, 2\\}", "y = 2x + 3",
-                         "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "C", "\\text{east}", "50\\%"])
+                         "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "C", "\\text{east}", "50\\%",
+                         "\\emptyset", "(C) 40 km", "The area is $\\boxed{12}$ square units.", "2, 3",
+                         "x \\ne 2", "2 \\le |z| \\le 5", "\\text{no}", "12 #### 12"])
 
 
 def check(verdict) -> None:

@@ -67,9 +67,30 @@ def test_model_output_is_escaped(tmp_path):
     assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in page
 
 
+def names_of(tmp_path: Path) -> dict:
+    """The run identities a diff JSON of build_runs' two runs carries."""
+    a, b = build_runs(tmp_path / "names")
+    out = {}
+    for role, folder in (("baseline", a), ("candidate", b)):
+        m = json.loads((folder / "manifest.json").read_text())
+        out[role] = {"fingerprint": m["dataset"]["fingerprint"], "started_at": m["started_at"]}
+    return out
+
+
+def test_diff_json_of_other_runs_is_refused(tmp_path):
+    names = names_of(tmp_path)
+    names["candidate"]["started_at"] = "2026-01-01T00:00:00.000+00:00"
+    diff = tmp_path / "diff.json"
+    diff.write_text(json.dumps({"counts": {"real": 0}, **names}), encoding="utf-8")
+    a, b = build_runs(tmp_path)
+    err = io.StringIO()
+    assert report_main([a, b], tmp_path / "r.html", diff=diff, out=io.StringIO(), err=err) == 2
+    assert "not made from these runs" in err.getvalue() and not (tmp_path / "r.html").exists()
+
+
 def test_divergences_from_a_diff_json(tmp_path):
     diff = tmp_path / "diff.json"
-    diff.write_text(json.dumps({
+    diff.write_text(json.dumps({**names_of(tmp_path),
         "counts": {"identical": 40, "near_tie": 4, "suspicious": 2, "real": 3, "undetermined": 1, "hidden_drift": 0},
         "summary": "40 identical, 4 near-tie flips, 2 suspicious, 3 real, 1 undetermined",
         "items": [{"id": "geometry/7", "class": "near_tie", "margin": 0.01},

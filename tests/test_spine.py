@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXTRA_BODY, MODEL_ALIAS, requires_llama
+from evalsuite.store import load_run
 
 pytestmark = [pytest.mark.llama, requires_llama]
 
@@ -31,7 +32,13 @@ def test_streamed_run_writes_complete_records(llama_server, data_dir, run_cli, t
     assert manifest["served_models"][llama_server.url] == [MODEL_ALIAS]
     records = read_lines(run_dir / "records.jsonl")
     assert [r["id"] for r in records] == manifest["item_ids"] == [f"test/{i}" for i in range(6)]
-    for rec in records:
+    # token logprobs live in the side file, not in the records
+    assert all("logprobs" not in rec for rec in records)
+    assert (run_dir / "tokens.parquet").exists() and not (run_dir / "tokens.arrows").exists()
+    run = load_run(run_dir)
+    for rec in run.records:
+        rec["logprobs"] = run.logprobs(rec)
+        assert rec["logprob_tokens"] == len(rec["logprobs"])
         assert rec["outcome"] in ("correct", "wrong", "unextracted", "truncated")
         assert rec["gold"] and rec["verdict"] is not None and rec["error"] is None
         assert rec["finish_reason"] in ("stop", "length")
@@ -78,7 +85,8 @@ def test_completions_api_and_two_replicas(llama_server, data_dir, run_cli, tmp_p
     assert len(records) == 8
     assert {rec["endpoint"] for rec in records} == {llama_server.url, other_name}
     assert all(rec["prompt"] and rec["messages"] is None for rec in records)
-    assert all(rec["logprobs"] for rec in records)
+    run = load_run(run_dir)
+    assert all(run.logprobs(rec) and len(run.logprobs(rec)) == rec["logprob_tokens"] for rec in run.records)
 
 
 def test_resume_skips_done_items_and_refuses_changed_data(llama_server, data_dir, run_cli, tmp_path):

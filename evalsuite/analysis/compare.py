@@ -690,8 +690,18 @@ def compare_main(
     if not 0 < alpha <= 1:
         print(f"compare: --alpha must be in (0, 1], got {alpha}", file=err)
         return 2
+    from .outputs import OutputError, check_writable
+
     try:
-        runs = load_runs(paths)
+        if plots_dir is not None:
+            check_writable(plots_dir, "--plots", folder=True)
+        if json_path is not None:
+            check_writable(json_path, "--json")
+    except OutputError as e:
+        print(f"compare: {e}", file=err)
+        return 2
+    try:
+        runs = [load_run(p, drop=("messages", "prompt", "server_timings")) for p in paths]
         if sweep_key:
             sw, cmp = sweep(runs, sweep_key, alpha=alpha)
         else:

@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-VERDICTS = ("identical", "near_tie", "suspicious", "real", "undetermined")
-COUNT_KEYS = VERDICTS + ("hidden_drift",)
+VERDICTS = ("identical", "near_tie", "suspicious", "real", "not_greedy", "cut_prefix", "undetermined")
+COUNT_KEYS = VERDICTS + ("hidden_drift", "retokenised")
 
 # tau (nats) by the precision of the engines compared: float noise grows as precision drops.
 TAU_BY_PRECISION = {"fp32": 0.05, "fp16": 0.05, "q8": 0.05, "bf16": 0.15, "fp8-kv": 0.25}
@@ -33,7 +33,12 @@ ENGINE_KEYS = frozenset({
 # decoding fields that only change what is reported, not the generated text
 REPORTING_DECODING_KEYS = frozenset({"logprobs"})
 
-REMERGE_MIN_TOKENS = 4       # a common run this long after a divergence counts as re-merged
+# Re-merged: from some point after the divergence the two texts agree to the end (docs/lossless.md).
+# The agreed tail must be this long unless both runs stopped by themselves and their tails are
+# equal to the last token; a shorter common ending ("." or "}") is chance, not a re-merge.
+REMERGE_MIN_TOKENS = 8
+# A token is "not its own top-1" only when an alternative beats it by more than float rounding.
+NOT_TOP1_EPS = 1e-5
 MAX_ALIGN_TOKENS = 4000      # bound the token alignment (difflib is quadratic at worst)
 CONTEXT_TOKENS = 40          # tokens of each continuation kept for the side-by-side view
 CONTEXT_CHARS = 300
@@ -101,6 +106,22 @@ def tokens_of(record: dict[str, Any]) -> list[Tok] | None:
     return out
 
 
+def tokens_from_table(table: Any) -> list[Tok]:
+    """tokens_of for a token_schema() Arrow table from the side file: the columns' types are
+    already checked, so each row becomes a Tok without per-field validation."""
+    def lp_of(v: Any) -> float | None:
+        return v if v is None or math.isfinite(v) or v == -math.inf else None
+
+    cols = [table.column(name).to_pylist() for name in
+            ("token", "bytes", "id", "logprob", "part", "top_token", "top_bytes", "top_id", "top_logprob")]
+    out = []
+    for t, b, i, lp, part, tt, tb, ti, tl in zip(*cols):
+        top = tuple(Alt(a or "", None if c is None else tuple(c), d, lp_of(e))
+                    for a, c, d, e in zip(tt or (), tb or (), ti or (), tl or ()))
+        out.append(Tok(t or "", None if b is None else tuple(b), i, lp_of(lp), part or "answer", top))
+    return out
+
+
 def comparison_level(a: Sequence[Tok], b: Sequence[Tok]) -> str:
     """Compare by ids when both streams carry them, else by bytes, else by decoded text."""
     both = list(a) + list(b)
@@ -147,7 +168,80 @@ def covers_text(tokens: Sequence[Tok], record: dict[str, Any]) -> bool:
     if streamed == text:
         return True
     squash = lambda s: "".join(s.split())  # noqa: E731  the think-tag splitter may eat whitespace
-    return squash(streamed) == squash(text)
+    if squash(streamed) == squash(text):
+        return True
+    return lost_bytes_shape(tokens) and spells_with_partial_bytes(tokens, squash(text), squash)
+
+
+def lost_bytes_shape(tokens: Sequence[Tok]) -> bool:
+    """llama-cpp-python's token texts: no bytes and no ids, each token decoded alone with
+    errors="ignore", so the bytes of a character split over tokens are lost from them."""
+    return bool(tokens) and all(t.bytes is None and t.id is None for t in tokens)
+
+
+def spells_with_partial_bytes(tokens: Sequence[Tok], text: str, norm: Any = lambda s: s) -> bool:
+    """The tokens spell `text` when, at partial-byte tokens ("" with no bytes or ids) or where
+    the next token's text does not follow, zero or more non-ASCII characters may be skipped:
+    an unstreamed llama-cpp-python response decodes its text whole, so it holds the characters
+    whose UTF-8 bytes were split over tokens (each token decoded alone lost them), and drops
+    bytes that form no character. The shortest skip after which the token's text fits is taken."""
+    pos, pending = 0, False
+    for t in tokens:
+        if t.opaque:
+            pending = True
+            continue
+        piece = norm(t.text)
+        if text.startswith(piece, pos):
+            pos, pending = pos + len(piece), False
+            continue
+        end = pos
+        while end < len(text) and ord(text[end]) >= 0x80:
+            end += 1
+            if text.startswith(piece, end):
+                break
+        else:
+            return False
+        pos, pending = end + len(piece), False
+    return all(ord(ch) >= 0x80 for ch in text[pos:]) and (pending or pos == len(text))
+
+
+def not_top1_count(entries: Sequence[dict[str, Any]] | None) -> int:
+    """Positions of a logprob stream (record["logprobs"]) where the emitted token is not the
+    server's own top-1: an alternative beats it by more than NOT_TOP1_EPS nats. At temperature 0
+    that means the server did not decode greedily (llama-cpp-python's default repeat_penalty 1.1
+    does this). An emitted partial-byte token that reads "" is skipped: llama-cpp-python merges
+    every such token into one "" entry, so its rank cannot be read."""
+    count = 0
+    for e in entries or ():
+        if not isinstance(e, dict):
+            continue
+        lp = _float(e.get("logprob"))
+        if lp is None or (e.get("token") in ("", None) and e.get("id") is None and e.get("bytes") is None):
+            continue
+        best = max((v for v in (_float(t.get("logprob")) for t in (e.get("top") or ()) if isinstance(t, dict))
+                    if v is not None), default=None)
+        if best is not None and best > lp + NOT_TOP1_EPS:
+            count += 1
+    return count
+
+
+def _earlier_not_greedy(tb: Sequence[Tok], tc: Sequence[Tok] | None, j: int) -> str | None:
+    """When a run's tokens before the divergence were not its own top-1, its sampler changed
+    choices (a repeat penalty): the raw logprobs no longer say how close this choice was."""
+    counts = [(side, sum(1 for t in toks[:j] if (_own_rank(t) or 1) > 1))
+              for side, toks in (("baseline", tb), ("candidate", tc)) if toks is not None]
+    bad = [f"the {side} at {n} earlier position(s)" for side, n in counts if n]
+    if not bad:
+        return None
+    return ("tokens were not the run's own top-1 before this point (" + ", ".join(bad) + "): its sampler changed "
+            "choices, so the logprobs do not say how close this one was. Fix: " + GREEDY_FIX)
+
+
+def _own_rank(t: Tok) -> int | None:
+    """The emitted token's rank in its own top-k (1 = greedy), None when it cannot be read."""
+    if t.logprob is None or not t.top or t.opaque:
+        return None
+    return 1 + sum(1 for a in t.top if a.logprob is not None and a.logprob > t.logprob + NOT_TOP1_EPS)
 
 
 def top_drift(a: Tok, b: Tok, level: str) -> float:
@@ -207,11 +301,13 @@ class TokenView:
 
 @dataclass(frozen=True)
 class Remerge:
+    """From these indices on, the two token streams agree to the end (of the shorter one when a
+    run was cut at max_tokens)."""
     baseline_index: int
     candidate_index: int
-    baseline_tokens_between: int
+    baseline_tokens_between: int        # tokens after the divergence before they agree again
     candidate_tokens_between: int
-    later_differing_tokens: int         # baseline tokens after the re-merge that still differ
+    agreed_tokens: int                  # the agreed tail, in tokens
 
 
 @dataclass(frozen=True)
@@ -236,6 +332,9 @@ class ItemDiff:
     candidate_extracted: str | None = None
     baseline_outcome: str | None = None
     candidate_outcome: str | None = None
+    retokenised: bool = False                # identical text, tokenised differently
+    baseline_not_top1: int = 0               # positions where the baseline's token was not its own top-1
+    candidate_not_top1: int = 0
     top: tuple[dict[str, Any], ...] = ()     # the baseline's top-k at the divergence
     prefix: str = ""                         # common text just before the divergence
     baseline_rest: tuple[str, ...] = ()      # the baseline's next tokens (first one differs)
@@ -257,6 +356,8 @@ class ItemDiff:
             "lp_baseline_token": None if self.baseline_token is None else self.baseline_token.logprob_baseline,
             "lp_candidate_token": None if self.candidate_token is None else self.candidate_token.logprob_baseline,
             "margin": self.margin, "margin_is_bound": self.margin_is_bound, "hidden_drift": self.hidden_drift,
+            "retokenised": self.retokenised, "baseline_not_top1": self.baseline_not_top1,
+            "candidate_not_top1": self.candidate_not_top1,
             "remerged": remerged if self.token_index is not None else None,
             "answer_changed": self.answer_changed, "correctness_changed": self.correctness_changed,
             "baseline_extracted": self.baseline_extracted, "candidate_extracted": self.candidate_extracted,
@@ -271,9 +372,25 @@ class ItemDiff:
 
 
 def classify_margin(margin: float, in_top: bool, tau: float) -> str:
-    if not in_top or abs(margin) > 2 * tau:
+    """The verdict for a margin m = lp(baseline token) - lp(candidate token) in the baseline's
+    distribution. m < 0 means the baseline did not emit its own top-1: not greedy."""
+    if margin < -NOT_TOP1_EPS:
+        return "not_greedy"
+    if not in_top or margin > 2 * tau:
         return "real"
-    return "near_tie" if abs(margin) <= tau else "suspicious"
+    return "near_tie" if margin <= tau else "suspicious"
+
+
+GREEDY_FIX = ("the run did not decode greedily at temperature 0 (a sampler setting the server applies by default, "
+              "e.g. llama-cpp-python's repeat_penalty 1.1): run it again with evalsuite's neutral settings (sent by "
+              "default for engines it recognises) or --extra-body '{\"repeat_penalty\": 1.0}'")
+
+
+def not_greedy_reason(side: str, token: str, rank: int | None, margin: float | None) -> str:
+    m = "" if margin is None else f", m = {margin:.3g}"
+    return (f"the {side}'s token {token!r} is not its own top-1 here (rank {rank if rank is not None else '?'}{m}): "
+            f"the {side} did not decode greedily, so this divergence says nothing about the serving change. Fix: "
+            + GREEDY_FIX)
 
 
 def _char_offset(tokens: Sequence[Tok], index: int) -> tuple[int, str]:
@@ -282,17 +399,25 @@ def _char_offset(tokens: Sequence[Tok], index: int) -> tuple[int, str]:
     return sum(len(t.text) for t in tokens[:index] if t.part == part), part
 
 
-def _remerge(a: Sequence[Tok], b: Sequence[Tok], start: int, level: str) -> Remerge | None:
-    ka = [key(t, level) for t in a[start:start + MAX_ALIGN_TOKENS]]
-    kb = [key(t, level) for t in b[start:start + MAX_ALIGN_TOKENS]]
-    matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
-    blocks = [blk for blk in matcher.get_matching_blocks() if blk.size]
-    for n, blk in enumerate(blocks):
-        runs_to_end = blk.a + blk.size == len(ka) and blk.b + blk.size == len(kb)
-        if blk.size >= REMERGE_MIN_TOKENS or runs_to_end:
-            matched_after = sum(x.size for x in blocks[n:])
-            return Remerge(start + blk.a, start + blk.b, blk.a, blk.b, len(ka) - blk.a - matched_after)
-    return None
+def _remerge(a: Sequence[Tok], b: Sequence[Tok], start: int, level: str, stopped: tuple[bool, bool]) -> Remerge | None:
+    """Where the streams agree again, from some point after the divergence to the end: the last
+    block the alignment finds must reach the end of a stream, and of each run that stopped by
+    itself (not cut at max_tokens); it must be REMERGE_MIN_TOKENS long unless both runs stopped
+    by themselves and their tails are equal to the last token."""
+    if len(a) - start > MAX_ALIGN_TOKENS or len(b) - start > MAX_ALIGN_TOKENS:
+        return None   # the ends are beyond the bounded alignment: nothing is claimed
+    ka = [key(t, level) for t in a[start:]]
+    kb = [key(t, level) for t in b[start:]]
+    blocks = [blk for blk in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_matching_blocks() if blk.size]
+    if not blocks:
+        return None
+    last = blocks[-1]
+    end_a, end_b = last.a + last.size == len(ka), last.b + last.size == len(kb)
+    if not (end_a or end_b) or (stopped[0] and not end_a) or (stopped[1] and not end_b):
+        return None
+    if last.size < REMERGE_MIN_TOKENS and not (all(stopped) and end_a and end_b):
+        return None
+    return Remerge(start + last.a, start + last.b, last.a, last.b, last.size)
 
 
 def _view(t: Tok, top: Sequence[Alt], level: str, found: Lookup | None = None, inferred: bool = False) -> TokenView:
@@ -328,38 +453,146 @@ def _first_text_difference(b: dict[str, Any], c: dict[str, Any]) -> tuple[int, s
     return 0, "answer"
 
 
-def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | None = None) -> ItemDiff:
-    """The verdict for one item, from its baseline and candidate records."""
+def _stopped(record: dict[str, Any]) -> bool:
+    """The run ended by itself (a stop token or sequence), not at the max_tokens cut."""
+    return record.get("finish_reason") not in ("length", None)
+
+
+def _identical(item_id: str, tb: list[Tok] | None, tc: list[Tok] | None, outcome: dict[str, Any],
+               counts: dict[str, int], tau: float, note: str | None = None) -> ItemDiff:
+    """Byte-identical generated text: identical, however it was tokenised."""
+    notes = (note,) if note else ()
+    if tb is None or tc is None:
+        return ItemDiff(item_id, "identical", "answer and reasoning byte-identical (no logprobs: text compared only)",
+                        notes=notes, **counts, **outcome)
+    level = comparison_level(tb, tc)
+    first = next((j for j, (x, y) in enumerate(zip(tb, tc)) if same_token(x, y, level) is False), None)
+    if first is None and len(tb) == len(tc) and any(t.opaque for t in tb) and stream_text(tb) == stream_text(tc):
+        # The texts lost the partial UTF-8 bytes too (a streamed llama-cpp-python response): equal
+        # texts do not show equal bytes there. A flip between two '' tokens still shows in the logprobs.
+        walked = _diff_by_tokens(item_id, tb, tc, {}, {}, tau, outcome, None, counts)
+        if walked.hidden_drift:
+            return walked
+    if first is None and len(tb) == len(tc):
+        return ItemDiff(item_id, "identical", "answer and reasoning byte-identical, token for token", notes=notes,
+                        **counts, **outcome)
+    at = first if first is not None else min(len(tb), len(tc))
+    return ItemDiff(item_id, "identical", f"answer and reasoning byte-identical, retokenised: the same text as "
+                    f"{len(tb)} vs {len(tc)} tokens, split differently from token {at} on",
+                    retokenised=True, notes=notes, **counts, **outcome)
+
+
+def identical_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any) -> ItemDiff | None:
+    """The common case of a large diff decided on the side file's Arrow columns, without a
+    Python object per token: byte-identical texts, the same token ids and bytes, and bytes that
+    spell the text. Returns exactly what diff_item would; None sends the item down diff_item
+    (anything unusual: missing ids or bytes, partial-byte tokens, errors, retokenised text)."""
+    if tb is None or tc is None or tb.num_rows != tc.num_rows or tb.num_rows == 0:
+        return None
+    if base.get("outcome") == "error" or cand.get("outcome") == "error" or not _texts_equal(base, cand):
+        return None
+    ids_b, bytes_b, ids_c, bytes_c = (t.column(name).combine_chunks() for t in (tb, tc) for name in ("id", "bytes"))
+    if ids_b.null_count or ids_c.null_count or bytes_b.null_count or bytes_c.null_count:
+        return None
+    if not (ids_b.equals(ids_c) and bytes_b.equals(bytes_c)):
+        return None
+    if _spelled(bytes_b) != raw_text(base).encode("utf-8"):
+        return None
+    from ..engines import not_top1_in_columns
+
+    counts = {"baseline_not_top1": not_top1_in_columns(tb.combine_chunks().to_batches()[0]),
+              "candidate_not_top1": not_top1_in_columns(tc.combine_chunks().to_batches()[0])}
+    return ItemDiff(str(base.get("id")), "identical", "answer and reasoning byte-identical, token for token",
+                    **counts, **_outcome_fields(base, cand))
+
+
+def _spelled(column: Any) -> bytes:
+    """The concatenated values of a binary Arrow array with no nulls, read from its buffers."""
+    import numpy as np
+
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[column.offset:column.offset + len(column) + 1]
+    return memoryview(column.buffers()[2])[int(offsets[0]):int(offsets[-1])].tobytes()
+
+
+def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | None = None,
+              tables: tuple[Any, Any] | None = None) -> ItemDiff:
+    """The verdict for one item, from its baseline and candidate records (with their `logprobs`
+    lists, or their token tables from the side file in `tables`)."""
     item_id = str(base.get("id"))
     outcome = _outcome_fields(base, cand)
     for side, r in (("baseline", base), ("candidate", cand)):
         if r.get("outcome") == "error":
             kind = (r.get("error") or {}).get("kind", "?")
             return ItemDiff(item_id, "undetermined", f"the {side} record is an error ({kind}): nothing to compare", **outcome)
-    texts_equal = _texts_equal(base, cand)
-    tb, tc = tokens_of(base), tokens_of(cand)
+    if tables is not None:
+        from ..engines import not_top1_in_columns
+
+        tb, tc = (None if t is None else tokens_from_table(t) for t in tables)
+        counts = {f"{role}_not_top1": 0 if t is None else not_top1_in_columns(t.combine_chunks().to_batches()[0])
+                  if t.num_rows else 0 for role, t in zip(("baseline", "candidate"), tables)}
+    else:
+        tb, tc = tokens_of(base), tokens_of(cand)
+        counts = {"baseline_not_top1": not_top1_count(base.get("logprobs")),
+                  "candidate_not_top1": not_top1_count(cand.get("logprobs"))}
+    if _texts_equal(base, cand):
+        note = None
+        if tb is not None and not covers_text(tb, base):
+            note = "the baseline's logprobs do not spell its text, so the verdict rests on the text alone"
+        return _identical(item_id, tb, tc, outcome, counts, tau, note)
+    if tb and tc and _same_tokens_up_to_rendering(tb, tc, base, cand):
+        return ItemDiff(item_id, "identical", "the same tokens, id for id (or byte for byte); the texts differ only "
+                        "in how the server rendered incomplete UTF-8 (U+FFFD)",
+                        notes=("llama-server renders a partial UTF-8 byte at a max_tokens cut differently with "
+                               "speculation on",), **counts, **outcome)
     if tb is None or tc is None:
-        if texts_equal:
-            return ItemDiff(item_id, "identical", "answer and reasoning byte-identical (no logprobs: text compared only)", **outcome)
         offset, part = _first_text_difference(base, cand)
         missing = " and ".join(s for s, t in (("baseline", tb), ("candidate", tc)) if t is None)
         return ItemDiff(item_id, "undetermined", f"texts differ but the {missing} run kept no logprobs "
-                        f"(run both with --logprobs K)", char_offset=offset, part=part, **outcome)
+                        f"(run both with --logprobs K)", char_offset=offset, part=part, **counts, **outcome)
     if not covers_text(tb, base):
-        if texts_equal:
-            return ItemDiff(item_id, "identical", "answer and reasoning byte-identical (the baseline's logprobs do "
-                            "not cover its text, so tokens were not compared)", **outcome)
         offset, part = _first_text_difference(base, cand)
-        return ItemDiff(item_id, "undetermined", "texts differ but the baseline's logprobs do not spell its text "
-                        "(the server skipped some tokens: SGLang reasoning, llama-server draft tokens); "
-                        "margin unknown, try --rescore", char_offset=offset, part=part, **outcome)
+        return ItemDiff(item_id, "undetermined", "texts differ but " + _uncovered_cause(tb, base),
+                        char_offset=offset, part=part, **counts, **outcome)
     if not covers_text(tc, cand):
-        return _diff_by_text(item_id, tb, base, cand, tau, texts_equal, outcome, k)
-    return _diff_by_tokens(item_id, tb, tc, base, cand, tau, texts_equal, outcome, k)
+        return _diff_by_text(item_id, tb, base, cand, tau, outcome, k, counts)
+    return _diff_by_tokens(item_id, tb, tc, base, cand, tau, outcome, k, counts)
+
+
+def _same_tokens_up_to_rendering(tb: Sequence[Tok], tc: Sequence[Tok], base: dict[str, Any], cand: dict[str, Any]) -> bool:
+    """Equal token streams (by id, else by bytes) whose texts differ only in U+FFFD: one
+    generation, rendered twice (llama-server renders a partial UTF-8 byte at a max_tokens cut
+    differently with speculation on). Never on text alone, where "" hides partial bytes; a text
+    that one server cut short stays undetermined (its hidden tail is not known)."""
+    level = comparison_level(tb, tc)
+    if level == "text" or len(tb) != len(tc) or any(key(b, level) != key(c, level) for b, c in zip(tb, tc)):
+        return False
+    return raw_text(base).replace("\ufffd", "") == raw_text(cand).replace("\ufffd", "")
+
+
+def _uncovered_cause(tokens: Sequence[Tok], record: dict[str, Any]) -> str:
+    """Why the baseline's logprob entries do not spell its text, as far as the record shows."""
+    streamed, text = stream_text(tokens), raw_text(record)
+    n = 0
+    while n < min(len(streamed), len(text)) and streamed[n] == text[n]:
+        n += 1
+    where = f"they agree for {n} characters, then the text has {text[n:n + 12]!r} where the tokens spell {streamed[n:n + 12]!r}"
+    if record.get("reasoning") and not any(t.part == "reasoning" for t in tokens):
+        cause = "the server sent no logprobs for the reasoning (SGLang does this)"
+    elif len(streamed) < len(text):
+        cause = ("the server sent logprobs for fewer tokens than it generated (as llama-server does for accepted "
+                 "speculative tokens)")
+    else:
+        cause = "the logprob tokens spell more or other text than the response"
+    rescore = (" `--rescore BASELINE_URL` can re-score the divergence" if record.get("prompt") else
+               " (a chat run cannot be re-scored: the rendered chat template is not known client-side)")
+    return f"the baseline's logprobs do not spell its text ({where}): {cause}; margin unknown;{rescore}"
 
 
 def _diff_by_tokens(item_id: str, tb: list[Tok], tc: list[Tok], base: dict[str, Any], cand: dict[str, Any],
-                    tau: float, texts_equal: bool, outcome: dict[str, Any], k: int | None) -> ItemDiff:
+                    tau: float, outcome: dict[str, Any], k: int | None, counts: dict[str, int]) -> ItemDiff:
+    """The texts differ: walk the token streams to the first token that differs."""
+    outcome = {**outcome, **counts}
+    stopped = (_stopped(base), _stopped(cand))
     level = comparison_level(tb, tc)
     notes: list[str] = []
     prefix_drift = 0.0
@@ -370,7 +603,7 @@ def _diff_by_tokens(item_id: str, tb: list[Tok], tc: list[Tok], base: dict[str, 
         same = same_token(b, c, level)
         drift_here = top_drift(b, c, level)
         if same is False:
-            return _divergence(item_id, tb, tc, j, level, tau, outcome, notes, prefix_drift, drift_here, k)
+            return _divergence(item_id, tb, tc, j, level, tau, outcome, notes, prefix_drift, drift_here, k, stopped)
         if same is None:
             # Two partial-byte tokens that both read "": equal, or a flip we cannot see? When the
             # engines agree on this identical prefix (drift <= tau), a jump in the chosen logprob
@@ -379,7 +612,7 @@ def _diff_by_tokens(item_id: str, tb: list[Tok], tc: list[Tok], base: dict[str, 
                 jump = _lp_gap(b, c)
                 next_drift = top_drift(tb[j + 1], tc[j + 1], level) if j + 1 < n else 0.0
                 if jump > tau or next_drift > tau:
-                    return _opaque_flip(item_id, tb, tc, j, level, jump, next_drift, outcome, prefix_drift)
+                    return _opaque_flip(item_id, tb, tc, j, level, jump, next_drift, outcome, prefix_drift, stopped)
             else:
                 assumed_opaque += 1
         prefix_drift = max(prefix_drift, drift_here)
@@ -388,18 +621,20 @@ def _diff_by_tokens(item_id: str, tb: list[Tok], tc: list[Tok], base: dict[str, 
                      f"already disagreed by {prefix_drift:.3g} nats on identical prefixes, so a flip between them "
                      f"could not be told from that drift")
     if len(tb) == len(tc):
-        if texts_equal:
-            return ItemDiff(item_id, "identical", "answer and reasoning byte-identical, token for token",
-                            prefix_drift=prefix_drift, notes=tuple(notes), **outcome)
         offset, part = _first_text_difference(base, cand)
-        return ItemDiff(item_id, "undetermined", "the token streams are equal but the texts differ",
+        return ItemDiff(item_id, "undetermined", "the texts differ but their logprob tokens read the same (the "
+                        "server's token texts lost what differs, e.g. partial UTF-8 bytes); margin unknown",
                         char_offset=offset, part=part, prefix_drift=prefix_drift, notes=tuple(notes), **outcome)
-    short, long_ = (base, cand) if len(tb) < len(tc) else (cand, base)
-    if short.get("finish_reason") == "length" and long_.get("finish_reason") == "length":
+    shorter_stopped = stopped[0] if len(tb) < len(tc) else stopped[1]
+    if not shorter_stopped:
         # llama-cpp-python can return a token or two beyond max_tokens, not always the same number
-        notes.append(f"both cut at max_tokens but after {len(tb)} vs {len(tc)} tokens; the first {n} are identical")
-        return ItemDiff(item_id, "identical", f"the first {n} tokens are identical; the longer run only went past the "
-                        f"max_tokens cut", prefix_drift=prefix_drift, notes=tuple(notes), **outcome)
+        longer, shorter = ("candidate", "baseline") if len(tc) > len(tb) else ("baseline", "candidate")
+        offset, part = _char_offset(tb if len(tb) > len(tc) else tc, n)
+        return ItemDiff(item_id, "cut_prefix", f"the {shorter} was cut at max_tokens after {n} tokens and the "
+                        f"{longer} went on ({max(len(tb), len(tc))} tokens); the first {n} tokens are the same: nothing "
+                        f"diverged where both generated, but the texts differ, so not identical",
+                        token_index=n, char_offset=offset, part=part, prefix_drift=prefix_drift, notes=tuple(notes),
+                        **outcome)
     offset, part = _char_offset(tb, n)
     if len(tb) == n:
         reason = (f"the baseline stopped after {n} tokens where the candidate went on with {tc[n].text!r}: "
@@ -440,7 +675,8 @@ def _rest(tokens: Sequence[Tok], index: int) -> tuple[str, ...]:
 
 
 def _divergence(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, tau: float, outcome: dict[str, Any],
-                notes: list[str], prefix_drift: float, drift_here: float, k: int | None) -> ItemDiff:
+                notes: list[str], prefix_drift: float, drift_here: float, k: int | None,
+                stopped: tuple[bool, bool]) -> ItemDiff:
     b, c = tb[j], tc[j]
     own = Lookup(b.logprob, rank_of(b.top, b.logprob), True, False)
     found = lookup(b.top, c, level)
@@ -448,7 +684,7 @@ def _divergence(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, 
     hidden = b.text == c.text
     common = dict(token_index=j, char_offset=offset, part=part, hidden_drift=hidden,
                   baseline_token=_view(b, b.top, level, own), candidate_token=_view(c, b.top, level, found),
-                  remerge=_remerge(tb, tc, j, level), context_drift=drift_here, prefix_drift=prefix_drift,
+                  remerge=_remerge(tb, tc, j, level, stopped), context_drift=drift_here, prefix_drift=prefix_drift,
                   top=_top_table(b), prefix=_prefix(tb, j), baseline_rest=_rest(tb, j), candidate_rest=_rest(tc, j),
                   **outcome)
     if hidden:
@@ -467,6 +703,16 @@ def _divergence(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, 
     if not b.top:
         return ItemDiff(item_id, "undetermined", "the baseline kept no top-k alternatives here (--logprobs 0?)",
                         notes=tuple(notes), **common)
+    for side, t in (("baseline", b), ("candidate", c)):
+        rank = _own_rank(t)
+        if rank is not None and rank > 1:
+            margin = (b.logprob - found.logprob) if side == "baseline" and found.logprob is not None else None
+            return ItemDiff(item_id, "not_greedy", not_greedy_reason(side, t.text, rank, margin), margin=margin,
+                            notes=tuple(notes), **common)
+    earlier = _earlier_not_greedy(tb, tc, j)
+    if earlier:
+        margin = (b.logprob - found.logprob) if found.logprob is not None else None
+        return ItemDiff(item_id, "not_greedy", earlier, margin=margin, notes=tuple(notes), **common)
     if not found.in_top:
         bound = _bound(b, k)
         return ItemDiff(item_id, "real", f"the candidate token {c.text!r} is not in the baseline's top-{k or len(b.top)}"
@@ -474,14 +720,17 @@ def _divergence(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, 
                         margin=bound, margin_is_bound=bound is not None, notes=tuple(notes), **common)
     margin = b.logprob - found.logprob
     verdict = classify_margin(margin, True, tau)
-    words = {"near_tie": f"|m| {abs(margin):.2g} <= tau {tau:g}: a near tie in the baseline, float noise can flip it",
-             "suspicious": f"tau {tau:g} < |m| {abs(margin):.2g} <= 2 tau: larger than float noise should give",
-             "real": f"|m| {abs(margin):.3g} > 2 tau ({2 * tau:g}): the baseline clearly preferred its token"}[verdict]
+    if verdict == "not_greedy":   # the candidate token outranks the baseline's own (unreadable own rank)
+        return ItemDiff(item_id, verdict, not_greedy_reason("baseline", b.text, found.rank, margin), margin=margin,
+                        notes=tuple(notes), **common)
+    words = {"near_tie": f"m {margin:.2g} <= tau {tau:g}: a near tie in the baseline, float noise can flip it",
+             "suspicious": f"tau {tau:g} < m {margin:.2g} <= 2 tau: larger than float noise should give",
+             "real": f"m {margin:.3g} > 2 tau ({2 * tau:g}): the baseline clearly preferred its token"}[verdict]
     return ItemDiff(item_id, verdict, words, margin=margin, notes=tuple(notes), **common)
 
 
 def _opaque_flip(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, jump: float, next_drift: float,
-                 outcome: dict[str, Any], prefix_drift: float) -> ItemDiff:
+                 outcome: dict[str, Any], prefix_drift: float, stopped: tuple[bool, bool]) -> ItemDiff:
     b, c = tb[j], tc[j]
     offset, part = _char_offset(tb, j)
     evidence = (f"their logprobs differ by {jump:.3g} nats" if jump > next_drift
@@ -492,19 +741,18 @@ def _opaque_flip(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str,
     return ItemDiff(item_id, "undetermined", reason, token_index=j, char_offset=offset, part=part, hidden_drift=True,
                     baseline_token=_view(b, b.top, level, Lookup(b.logprob, rank_of(b.top, b.logprob), True, False)),
                     candidate_token=TokenView(c.text, None, None, None, None),
-                    remerge=_remerge(tb, tc, j + 1, level), context_drift=max(jump, next_drift), prefix_drift=prefix_drift,
+                    remerge=_remerge(tb, tc, j + 1, level, stopped), context_drift=max(jump, next_drift), prefix_drift=prefix_drift,
                     top=_top_table(b), prefix=_prefix(tb, j), baseline_rest=_rest(tb, j), candidate_rest=_rest(tc, j),
                     **outcome)
 
 
 def _diff_by_text(item_id: str, tb: list[Tok], base: dict[str, Any], cand: dict[str, Any], tau: float,
-                  texts_equal: bool, outcome: dict[str, Any], k: int | None) -> ItemDiff:
+                  outcome: dict[str, Any], k: int | None, counts: dict[str, int]) -> ItemDiff:
     """The candidate's logprobs miss tokens (llama-server sends none for accepted draft tokens):
     walk the baseline's tokens along the candidate's text and take every number from the baseline."""
     note = ("the candidate's logprobs do not spell its text (the server skipped some tokens): the divergence was "
             "found on the text and every logprob is the baseline's")
-    if texts_equal:
-        return ItemDiff(item_id, "identical", "answer and reasoning byte-identical", notes=(note,), **outcome)
+    outcome = {**outcome, **counts}
     text = raw_text(cand)
     pos = 0
     for j, t in enumerate(tb):
@@ -522,6 +770,12 @@ def _diff_by_text(item_id: str, tb: list[Tok], base: dict[str, Any], cand: dict[
         if not rest:
             return ItemDiff(item_id, "undetermined", "the candidate stopped here; a stop token's logprob is not known",
                             **common)
+        rank = _own_rank(t)
+        if rank is not None and rank > 1:
+            return ItemDiff(item_id, "not_greedy", not_greedy_reason("baseline", t.text, rank, None), **common)
+        earlier = _earlier_not_greedy(tb, None, j)
+        if earlier:
+            return ItemDiff(item_id, "not_greedy", earlier, **common)
         if not fits:
             if any(a.text == "" for a in t.top) or t.logprob is None or not t.top:
                 return ItemDiff(item_id, "undetermined", "the candidate's token here is not known (no logprobs) and "
@@ -537,8 +791,9 @@ def _diff_by_text(item_id: str, tb: list[Tok], base: dict[str, Any], cand: dict[
         if margin is None:
             return ItemDiff(item_id, "undetermined", "the baseline has no logprob for its own token here", **common)
         verdict = classify_margin(margin, True, tau)
-        return ItemDiff(item_id, verdict, f"|m| {abs(margin):.2g} (candidate token inferred from its text)",
-                        margin=margin, **common)
+        reason = (not_greedy_reason("baseline", t.text, rank_of(t.top, alt.logprob), margin) if verdict == "not_greedy"
+                  else f"m {margin:.2g} (candidate token inferred from its text)")
+        return ItemDiff(item_id, verdict, reason, margin=margin, **common)
     return ItemDiff(item_id, "undetermined", "the baseline stopped where the candidate went on: a stop token's "
                     "logprob is not known", token_index=len(tb), **outcome)
 
@@ -553,6 +808,10 @@ class RunSide:
     n: int
     n_correct: int
     n_errors: int
+    started_at: str | None = None            # with the fingerprint: which run this was (gate/report check it)
+    fingerprint: str | None = None
+    tokens: int = 0                          # logprob positions over the compared items
+    not_top1: int = 0                        # of which the emitted token was not the server's own top-1
 
     @property
     def accuracy(self) -> float | None:
@@ -561,7 +820,15 @@ class RunSide:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "label": self.label, "endpoints": list(self.endpoints), "n": self.n,
-                "n_correct": self.n_correct, "n_errors": self.n_errors, "accuracy": self.accuracy}
+                "n_correct": self.n_correct, "n_errors": self.n_errors, "accuracy": self.accuracy,
+                "started_at": self.started_at, "fingerprint": self.fingerprint,
+                "tokens": self.tokens, "not_top1": self.not_top1}
+
+    def greedy_warning(self, role: str) -> str | None:
+        if not self.not_top1:
+            return None
+        return (f"{role}: {self.not_top1} of {self.tokens} emitted tokens were not the server's own top-1: "
+                + GREEDY_FIX)
 
 
 @dataclass(frozen=True)
@@ -580,6 +847,7 @@ class DiffResult:
         for item in self.items:
             out[item.verdict] += 1
             out["hidden_drift"] += item.hidden_drift
+            out["retokenised"] += item.retokenised
         return out
 
     def summary_line(self) -> str:
@@ -590,8 +858,13 @@ class DiffResult:
             worst = max(abs(i.margin or 0.0) for i in flips)
             remerged = sum(i.remerge is not None for i in flips)
             tie += f" (max |m| {worst:.2g}, {remerged} re-merged)"
-        parts = [f"{c['identical']} identical", tie, f"{c['suspicious']} suspicious", f"{c['real']} real",
-                 f"{c['undetermined']} undetermined"]
+        ident = f"{c['identical']} identical" + (f" ({c['retokenised']} retokenised)" if c["retokenised"] else "")
+        parts = [ident, tie, f"{c['suspicious']} suspicious", f"{c['real']} real"]
+        if c["not_greedy"]:
+            parts.append(f"{c['not_greedy']} not greedy")
+        if c["cut_prefix"]:
+            parts.append(f"{c['cut_prefix']} cut at max_tokens apart")
+        parts.append(f"{c['undetermined']} undetermined")
         if c["hidden_drift"]:
             parts.append(f"{c['hidden_drift']} hidden drift")
         return ", ".join(parts)
@@ -620,10 +893,56 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _side(run: Any, records: Iterable[dict[str, Any]]) -> RunSide:
+def _side(run: Any, records: Iterable[dict[str, Any]], tokens: int, not_top1: int) -> RunSide:
     records = list(records)
     return RunSide(str(run.path), run.name, tuple(run.manifest.get("endpoints") or ()), len(records),
-                   sum(r.get("outcome") == "correct" for r in records), sum(r.get("outcome") == "error" for r in records))
+                   sum(r.get("outcome") == "correct" for r in records), sum(r.get("outcome") == "error" for r in records),
+                   started_at=run.manifest.get("started_at"),
+                   fingerprint=(run.manifest.get("dataset") or {}).get("fingerprint"),
+                   tokens=tokens, not_top1=not_top1)
+
+
+def load_diff_run(path: Any) -> Any:
+    """The one place diff reads a run folder: slim records; each item's `logprobs` token list
+    comes from `run.with_logprobs(record)`, one item at a time."""
+    from ..store import load_run
+
+    return load_run(path)
+
+
+def diff_json_mismatch_any(path: Any, runs: Sequence[Any]) -> str | None:
+    """For `report --diff`: None when the diff JSON at `path` was made from the first run and
+    one of the others, else why not. A JSON that cannot be read is left to the report to say."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict) or len(runs) < 2:
+        return None
+    reasons = [diff_json_mismatch(data, runs[0], other) for other in runs[1:]]
+    return None if any(r is None for r in reasons) else reasons[0]
+
+
+def diff_json_mismatch(data: dict[str, Any], baseline: Any, candidate: Any) -> str | None:
+    """Why a diff JSON was not made from these two loaded runs (None when it was): the JSON names
+    each run by dataset fingerprint and start time, which a copy or move of the folders keeps."""
+    problems = []
+    for role, run in (("baseline", baseline), ("candidate", candidate)):
+        side = data.get(role) if isinstance(data.get(role), dict) else {}
+        want = {"fingerprint": (run.manifest.get("dataset") or {}).get("fingerprint"),
+                "started_at": run.manifest.get("started_at")}
+        if "fingerprint" not in side or "started_at" not in side:
+            problems.append(f"it does not name its {role} run (made by an older evalsuite)")
+            continue
+        for field_name, value in want.items():
+            if side.get(field_name) != value:
+                problems.append(f"its {role} has {field_name} {side.get(field_name)!r}, but {run.path} has {value!r}")
+    if not problems:
+        return None
+    return "the diff JSON was not made from these runs: " + "; ".join(problems) + " (run `evalsuite diff` on them again)"
 
 
 def check_comparable(base_manifest: dict[str, Any], cand_manifest: dict[str, Any],
@@ -644,10 +963,17 @@ def check_comparable(base_manifest: dict[str, Any], cand_manifest: dict[str, Any
         if dec_b.get(k) != dec_c.get(k):
             (notes if k in REPORTING_DECODING_KEYS else problems).append(f"decoding.{k}: {dec_b.get(k)!r} vs {dec_c.get(k)!r}")
     eb_b, eb_c = dec_b.get("extra_body") or {}, dec_c.get("extra_body") or {}
+    # settings evalsuite sent to make one engine's temperature 0 greedy (docs/lossless.md)
+    neutral_b = ((base_manifest.get("engine") or {}).get("neutral_sent") or {})
+    neutral_c = ((cand_manifest.get("engine") or {}).get("neutral_sent") or {})
     for k in sorted(set(eb_b) | set(eb_c)):
         if eb_b.get(k) != eb_c.get(k):
             line = f"extra_body.{k}: {eb_b.get(k)!r} vs {eb_c.get(k)!r}"
-            if k in ENGINE_KEYS:
+            neutral_only = all(k not in eb or (k in sent and eb[k] == sent[k])
+                               for eb, sent in ((eb_b, neutral_b), (eb_c, neutral_c)))
+            if neutral_only:
+                notes.append(line + " (sent by evalsuite to make an engine's temperature 0 greedy: allowed)")
+            elif k in ENGINE_KEYS:
                 notes.append(line + " (speculation/engine setting: allowed)")
             else:
                 problems.append(line + " (changes decoding; allowed keys: " + ", ".join(sorted(ENGINE_KEYS)) + ")")
@@ -678,9 +1004,35 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     if not common:
         raise DiffRefused("the runs share no recorded item")
     k = (baseline.manifest.get("decoding") or {}).get("logprobs")
-    items = tuple(diff_item(b_by_id[i], c_by_id[i], tau, k if isinstance(k, int) and k > 0 else None) for i in common)
-    return DiffResult(_side(baseline, (b_by_id[i] for i in common)), _side(candidate, (c_by_id[i] for i in common)),
-                      tau, items, tuple(notes), missing)
+    # token streams are read from the runs' side files one item at a time (flat memory)
+    items: list[ItemDiff] = []
+    streamed = {"baseline": [0, 0], "candidate": [0, 0]}      # tokens, not-top-1 tokens
+    top_k = k if isinstance(k, int) and k > 0 else None
+    for i in common:
+        b, c = b_by_id[i], c_by_id[i]
+        # the side file's Arrow tables; an old folder's inline lists keep their float64 logprobs
+        if _columnar(baseline, i) and _columnar(candidate, i):
+            tables = baseline.tokens.table(i), candidate.tokens.table(i)
+            item = identical_by_columns(b, c, *tables) or diff_item(b, c, tau, top_k, tables=tables)
+            sizes = [0 if t is None else t.num_rows for t in tables]
+        else:
+            b, c = baseline.with_logprobs(b), candidate.with_logprobs(c)
+            item = diff_item(b, c, tau, top_k)
+            sizes = [len(r.get("logprobs") or ()) for r in (b, c)]
+        items.append(item)
+        streamed["baseline"][0] += sizes[0]
+        streamed["candidate"][0] += sizes[1]
+        streamed["baseline"][1] += item.baseline_not_top1
+        streamed["candidate"][1] += item.candidate_not_top1
+    sides = (_side(baseline, (b_by_id[i] for i in common), *streamed["baseline"]),
+             _side(candidate, (c_by_id[i] for i in common), *streamed["candidate"]))
+    notes += [w for w in (sides[0].greedy_warning("baseline"), sides[1].greedy_warning("candidate")) if w]
+    return DiffResult(sides[0], sides[1], tau, tuple(items), tuple(notes), missing)
+
+
+def _columnar(run: Any, item_id: str) -> bool:
+    tokens = getattr(run, "tokens", None)
+    return tokens is not None and item_id not in tokens.inline
 
 
 def format_diff(result: DiffResult, verbose_items: int = 20) -> str:
@@ -710,8 +1062,9 @@ def format_diff(result: DiffResult, verbose_items: int = 20) -> str:
         m = "" if i.margin is None else f" m{'>=' if i.margin_is_bound else '='}{i.margin:.3g}"
         merge = ""
         if i.remerge is not None:
-            merge = f", re-merged after {i.remerge.baseline_tokens_between}/{i.remerge.candidate_tokens_between} tokens"
-        elif i.token_index is not None:
+            merge = (f", re-merged at baseline token {i.remerge.baseline_index} (after {i.remerge.baseline_tokens_between}"
+                     f"/{i.remerge.candidate_tokens_between} tokens; {i.remerge.agreed_tokens} agree to the end)")
+        elif i.token_index is not None and i.verdict != "cut_prefix":
             merge = ", no re-merge"
         ans = f", answer {i.baseline_extracted!r} -> {i.candidate_extracted!r}" if i.answer_changed else ""
         lines.append(f"  {i.verdict:<12} {i.id}:{where}{toks}{m}{merge}{ans}")
@@ -745,22 +1098,26 @@ def tau_for(tau: float | None, precision: str | None) -> float:
 
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
               json_path: Any = None, html_path: Any = None, fail_on: str | None = None,
-              rescore_endpoint: str | None = None, echo=print) -> int:
+              rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None) -> int:
     """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
     import json
     import sys
     from pathlib import Path
 
-    from ..store import RunFolderError, load_run
+    from ..store import RunFolderError
+    from .outputs import OutputError, check_writable
 
     try:
-        runs = [load_run(p) for p in (baseline, candidate)]
+        for flag, path in (("--json", json_path), ("--html", html_path)):
+            if path:
+                check_writable(path, flag)
+        runs = [load_diff_run(p) for p in (baseline, candidate)]
         result = diff_runs(runs[0], runs[1], tau_for(tau, precision))
         if rescore_endpoint:
             from ..rescore import rescore_result
-            result = rescore_result(result, runs[0], runs[1], rescore_endpoint)
+            result = rescore_result(result, runs[0], runs[1], rescore_endpoint, api_key_env)
         code = exit_code(result, fail_on)
-    except (RunFolderError, DiffRefused, ValueError) as e:
+    except (RunFolderError, DiffRefused, OutputError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     echo(format_diff(result))

@@ -19,7 +19,7 @@ th{background:#f3f3f3}.num{text-align:right;font-variant-numeric:tabular-nums}
 .item{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:1em 0}
 .badge{display:inline-block;padding:0 .5em;border-radius:4px;color:#fff;font-weight:600}
 .identical{background:#4a7}.near_tie{background:#58a}.suspicious{background:#d90}.real{background:#c33}
-.undetermined{background:#888}.drift{background:#a5a}
+.undetermined{background:#888}.drift{background:#a5a}.not_greedy{background:#b60}.cut_prefix{background:#7a9}
 .sides{display:grid;grid-template-columns:1fr 1fr;gap:1em}
 .side{font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-all;background:#fafafa;
  border:1px solid #eee;padding:.5em;font-size:.9em}
@@ -112,7 +112,8 @@ def item_html(item: ItemDiff) -> str:
     if item.remerge is not None:
         r = item.remerge
         facts.append(f"re-merged after {r.baseline_tokens_between} baseline / {r.candidate_tokens_between} candidate "
-                     f"tokens (at baseline token {r.baseline_index}; {r.later_differing_tokens} differ later)")
+                     f"tokens (at baseline token {r.baseline_index}; the {r.agreed_tokens} tokens from there to the "
+                     f"end agree)")
     elif item.token_index is not None:
         facts.append("does not re-merge")
     if item.answer_changed:
@@ -146,14 +147,15 @@ def item_html(item: ItemDiff) -> str:
 def render_html(result: DiffResult, title: str | None = None) -> str:
     title = title or f"evalsuite diff: {result.baseline.label} vs {result.candidate.label}"
     shown = [i for i in result.items if i.verdict != "identical" or i.hidden_drift]
-    order = {"real": 0, "suspicious": 1, "undetermined": 2, "near_tie": 3, "identical": 4}
+    order = {"real": 0, "suspicious": 1, "not_greedy": 2, "undetermined": 3, "near_tie": 4, "cut_prefix": 5, "identical": 6}
     shown.sort(key=lambda i: order.get(i.verdict, 5))
     changed = sum(i.answer_changed for i in result.items)
     body = [
         f"<h1>{esc(title)}</h1>",
         f"<p class='note'>made {esc(dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))} from run "
-        f"folders only · tau {result.tau:g} nats · near tie: |m| ≤ tau; suspicious: ≤ 2 tau; real: beyond, or "
-        f"outside the baseline's top-k</p>",
+        f"folders only · tau {result.tau:g} nats · identical: byte-identical text; near tie: 0 ≤ m ≤ tau; "
+        f"suspicious: ≤ 2 tau; real: beyond, or outside the baseline's top-k; not greedy: m &lt; 0 (the run's own "
+        f"token was not its top-1)</p>",
         runs_table(result),
         f"<p><b>{esc(result.summary_line())}</b>. Answer changed on {changed} item(s), correctness on "
         f"{sum(i.correctness_changed for i in result.items)}.</p>",
@@ -165,6 +167,6 @@ def render_html(result: DiffResult, title: str | None = None) -> str:
     if len(shown) > MAX_ITEMS_SHOWN:
         body.append(f"<p class='note'>{len(shown) - MAX_ITEMS_SHOWN} more in the JSON output</p>")
     if not shown:
-        body.append("<p>None: every item is byte-identical, token for token.</p>")
+        body.append("<p>None: every item is byte-identical.</p>")
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

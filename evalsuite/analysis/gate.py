@@ -1,13 +1,15 @@
 """A CI quality gate: does the candidate run lose accuracy against the baseline run?
 
     evalsuite gate --baseline RUN --candidate RUN --max-drop PP [--alpha A] [--min-items N]
-                   [--diff DIFF_JSON --max-real K] [--junit FILE]
+                   [--max-errors N|P%] [--allow-underpowered] [--diff DIFF_JSON --max-real K] [--junit FILE]
 
 The candidate fails when its accuracy is lower by more than PP percentage points AND the
 drop is significant at alpha by an exact McNemar test on the paired items (alpha 1 drops
-the significance condition), or when a diff JSON counts more than K `real` divergences.
-Exit 0 pass, 1 fail, 2 unusable input (missing runs, different items, too few items, bad
-settings). One line on stdout says why. Thresholds may also live in pyproject.toml under
+the significance condition), when more of its items errored than allowed (default: no more
+than the baseline's), or when a diff JSON of these two runs counts more than K `real`
+divergences. A gate too small to detect the requested drop refuses (exit 2) unless
+--allow-underpowered. Exit 0 pass, 1 fail, 2 unusable input (missing runs, different items,
+too few items, bad settings, an output that cannot be written). One line on stdout says why. Thresholds may also live in pyproject.toml under
 [tool.evalsuite.gate] (the nearest one from the working folder upward that has the table);
 command-line values win. See docs/gate.md.
 """
@@ -22,11 +24,12 @@ from typing import Any, Mapping, TextIO
 
 from ..store import RunFolderError, load_run
 from .compare import Paired, paired
-from .stats import smallest_possible_p
+from .stats import binomial_two_sided_p
 
 PASS, FAIL, UNUSABLE = 0, 1, 2
-CONFIG_KEYS = ("max_drop", "alpha", "min_items", "max_real")
-DIFF_COUNT_KEYS = ("identical", "near_tie", "suspicious", "real", "undetermined", "hidden_drift")
+CONFIG_KEYS = ("max_drop", "alpha", "min_items", "max_real", "max_errors")
+DIFF_COUNT_KEYS = ("identical", "near_tie", "suspicious", "real", "not_greedy", "cut_prefix", "undetermined",
+                   "hidden_drift", "retokenised")
 
 
 class GateInputError(ValueError):
@@ -41,6 +44,9 @@ class GateSettings:
     max_real: int | None = None     # None: no divergence check
     diff: Path | None = None
     config_file: Path | None = None  # where pyproject values came from, if anywhere
+    max_errors: float | None = None  # errored candidate items allowed; None: no more than the baseline's
+    max_errors_percent: bool = False  # max_errors is a percentage of the items
+    allow_underpowered: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,9 @@ def _config_values(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
         if key not in CONFIG_KEYS:
             raise GateInputError(f"{path}: unknown key {raw_key!r} in [tool.evalsuite.gate] "
                                  f"(known: {', '.join(CONFIG_KEYS)})")
+        if key == "max_errors" and isinstance(value, str):
+            values[key] = value   # "5" or "2%": checked with the command-line value
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise GateInputError(f"{path}: [tool.evalsuite.gate] {raw_key} must be a number, got {value!r}")
         values[key] = value
@@ -100,7 +109,8 @@ def _config_values(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
 
 def resolve_settings(
     *, max_drop: float | None, alpha: float | None, min_items: int | None, max_real: int | None,
-    diff: str | Path | None, config_start: Path | None = None,
+    diff: str | Path | None, config_start: Path | None = None, max_errors: str | float | None = None,
+    allow_underpowered: bool = False,
 ) -> GateSettings:
     """Command-line values over pyproject values over defaults; every value checked."""
     found = find_gate_config(Path(config_start) if config_start else Path.cwd())
@@ -112,6 +122,7 @@ def resolve_settings(
     alpha = pick("alpha", alpha)
     min_items = pick("min_items", min_items)
     max_real = pick("max_real", max_real)
+    errors_limit, errors_percent = parse_max_errors(pick("max_errors", max_errors))
     if max_drop is None:
         raise GateInputError("no --max-drop given and none in [tool.evalsuite.gate] of a pyproject.toml")
     if not math.isfinite(max_drop) or max_drop < 0:
@@ -129,24 +140,96 @@ def resolve_settings(
     # a max_real in pyproject without --diff is simply unused: the diff check is opt-in per run
     return GateSettings(max_drop=float(max_drop), alpha=float(alpha), min_items=int(min_items),
                         max_real=None if diff is None else int(max_real), diff=Path(diff) if diff else None,
-                        config_file=config_file)
+                        config_file=config_file, max_errors=errors_limit, max_errors_percent=errors_percent,
+                        allow_underpowered=allow_underpowered)
+
+
+def parse_max_errors(value: str | float | None) -> tuple[float | None, bool]:
+    """--max-errors N (items) or P% (of the items): (limit, is_percent); (None, False) unset."""
+    if value is None:
+        return None, False
+    text = str(value).strip()
+    percent = text.endswith("%")
+    try:
+        number = float(text[:-1] if percent else text)
+    except ValueError:
+        raise GateInputError(f"--max-errors must be a count of items or a percentage like 2%, got {value!r}") from None
+    if not math.isfinite(number) or number < 0 or (percent and number > 100) or (not percent and number != int(number)):
+        raise GateInputError(f"--max-errors must be a whole number of items >= 0 or a percentage in [0, 100], "
+                             f"got {value!r}")
+    return number, percent
+
+
+# ---------------------------------------------------------------------------- power
+
+
+def smallest_significant_loss(alpha: float) -> int:
+    """The fewest net-lost items that can ever be significant at alpha: all discordant pairs
+    one way (b lost, none gained), exact McNemar p = 2 / 2**b < alpha."""
+    b = 1
+    while binomial_two_sided_p(b, b) >= alpha:
+        b += 1
+    return b
+
+
+@dataclass(frozen=True)
+class Power:
+    """What these paired items can detect at alpha, at best (every discordant pair a loss)."""
+    n_pairs: int
+    min_loss: int                     # items
+    min_detectable_pp: float          # the smallest drop that could be significant here
+    items_needed: int | None          # paired items for the requested --max-drop to be detectable
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_pairs": self.n_pairs, "min_significant_loss": self.min_loss,
+                "min_detectable_drop_pp": self.min_detectable_pp, "items_needed": self.items_needed}
+
+
+def power(n_pairs: int, alpha: float, max_drop: float) -> Power | None:
+    """None when alpha is 1 (no significance condition: any drop over --max-drop fails)."""
+    if alpha >= 1:
+        return None
+    loss = smallest_significant_loss(alpha)
+    detectable = 100.0 * loss / n_pairs if n_pairs else math.inf
+    needed = math.ceil(100.0 * loss / max_drop - 1e-9) if max_drop > 0 else None
+    return Power(n_pairs, loss, detectable, needed)
+
+
+def underpowered(pw: Power | None, s: GateSettings) -> str | None:
+    """Why this gate cannot fail on the drop it was asked to catch (None when it can)."""
+    if pw is None:
+        return None
+    if pw.min_loss > pw.n_pairs:
+        return (f"this gate cannot fail: on {pw.n_pairs} paired items no drop is significant at α={s.alpha:g} "
+                f"(it takes {pw.min_loss} items lost and none gained)"
+                + (f"; a {_pp(s.max_drop)} pp drop needs >= {pw.items_needed} paired items" if pw.items_needed else ""))
+    # a drop just over --max-drop must be able to be significant: 100 * min_loss <= max_drop * n
+    if s.max_drop > 0 and 100 * pw.min_loss > s.max_drop * pw.n_pairs + 1e-9 * pw.n_pairs:
+        return (f"a {_pp(s.max_drop)} pp drop is undetectable here: the smallest drop {pw.n_pairs} paired items can "
+                f"show significant at α={s.alpha:g} is {pw.min_detectable_pp:.2g} pp ({pw.min_loss} items lost, none "
+                f"gained); a {_pp(s.max_drop)} pp drop needs >= {pw.items_needed} paired items")
+    return None
 
 
 # ---------------------------------------------------------------------------- checks
 
 
-def read_diff_counts(path: Path) -> dict[str, int]:
-    """`counts` from the diff tool's JSON: {identical, near_tie, suspicious, real,
-    undetermined, hidden_drift}. Only `real` is required; the rest are reported if present."""
+def read_diff_json(path: Path) -> dict[str, Any]:
+    """The diff tool's JSON (`evalsuite diff --json`)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise GateInputError(f"diff JSON {path} does not exist") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise GateInputError(f"diff JSON {path} cannot be read ({e})") from None
-    counts = data.get("counts") if isinstance(data, dict) else None
-    if not isinstance(counts, dict):
+    if not isinstance(data, dict) or not isinstance(data.get("counts"), dict):
         raise GateInputError(f"diff JSON {path} has no top-level 'counts' object")
+    return data
+
+
+def diff_counts(data: dict[str, Any], path: Path) -> dict[str, int]:
+    """`counts` from the diff JSON. Only `real` is required; the rest are reported if present."""
+    counts = data["counts"]
     real = counts.get("real")
     if isinstance(real, bool) or not isinstance(real, int) or real < 0:
         raise GateInputError(f"diff JSON {path}: counts.real must be a whole number, got {real!r}")
@@ -178,8 +261,6 @@ def accuracy_check(pair: Paired, s: GateSettings) -> tuple[Check, str]:
     if over:
         words = (f"drop of {drop:.1f} pp exceeds {_pp(s.max_drop)} pp but is not significant "
                  f"(p={_p(m.p)} >= α={s.alpha:g}): {accuracies}; {test}")
-        if smallest_possible_p(m.n_pairs) >= s.alpha:
-            words += f" — note: no drop on {m.n_pairs} items can be significant at α={s.alpha:g}; raise --min-items"
     else:
         words = f"{accuracies} ({-drop:+.1f} pp, max drop {_pp(s.max_drop)} pp); {test}"
     return Check("accuracy drop", True, words), words
@@ -187,11 +268,11 @@ def accuracy_check(pair: Paired, s: GateSettings) -> tuple[Check, str]:
 
 def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> GateResult:
     try:
-        base = load_run(baseline)
+        base = load_run(baseline, drop=("messages", "prompt", "server_timings"))
     except RunFolderError as e:
         raise GateInputError(f"baseline: {e}") from None
     try:
-        cand = load_run(candidate)
+        cand = load_run(candidate, drop=("messages", "prompt", "server_timings"))
     except RunFolderError as e:
         raise GateInputError(f"candidate: {e}") from None
     fp_b = (base.manifest.get("dataset") or {}).get("fingerprint")
@@ -207,29 +288,74 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
         raise GateInputError(f"same items but the {short} has records for {len(run.records)} of "
                              f"{len(run.manifest.get('item_ids') or [])} (status {run.manifest.get('status', '?')}); "
                              f"finish it with --resume")
+    diff_data = read_diff_json(s.diff) if s.diff is not None else None
+    if diff_data is not None:
+        from .diff import diff_json_mismatch
+
+        diff_counts(diff_data, s.diff)
+
+        mismatch = diff_json_mismatch(diff_data, base, cand)
+        if mismatch:
+            raise GateInputError(f"--diff {s.diff}: {mismatch}")
     ids = [r["id"] for r in base.records]
     pair = paired(base, cand, ids, "baseline", "candidate")
     if pair.mcnemar.n_pairs < s.min_items:
         raise GateInputError(f"too few items: {pair.mcnemar.n_pairs} paired items "
                              f"({pair.errors_excluded} errored in either run), min-items is {s.min_items}")
+    pw = power(pair.mcnemar.n_pairs, s.alpha, s.max_drop)
+    weak = underpowered(pw, s)
+    if weak and not s.allow_underpowered:
+        raise GateInputError(weak + " (add items, raise --max-drop, or pass --allow-underpowered to run it anyway)")
     accuracy, words = accuracy_check(pair, s)
     checks = [accuracy]
     all_words = [words]
+    errors, error_words = errors_check(base, cand, s)
+    checks.append(errors)
+    all_words.append(error_words)
     counts: dict[str, int] = {}
-    if s.diff is not None:
-        counts = read_diff_counts(s.diff)
+    if diff_data is not None:
+        counts = diff_counts(diff_data, s.diff)
         real_ok = counts["real"] <= (s.max_real or 0)
         divergence_words = f"real divergences {counts['real']} {'<=' if real_ok else '>'} {s.max_real} ({s.diff.name})"
+        if counts.get("not_greedy"):
+            divergence_words += (f"; {counts['not_greedy']} item(s) not greedy (a run did not decode greedily: "
+                                 f"see the diff's notes)")
         checks.append(Check("real divergences", real_ok, divergence_words))
         all_words.append(divergence_words)
+    if weak:
+        all_words.append("WARNING underpowered: " + weak)
+    elif pw is not None:
+        all_words.append(f"smallest detectable drop {pw.min_detectable_pp:.2g} pp at α={s.alpha:g}")
     failed = [c for c in checks if c.passed is False]
     if pair.errors_excluded:
-        all_words.append(f"{pair.errors_excluded} items errored in either run and were left out")
+        all_words.append(f"{pair.errors_excluded} items errored in either run and were left out of the paired test")
     code = FAIL if failed else PASS
     line = ("FAIL: " if failed else "PASS: ") + "; ".join(all_words)
     details = {"b": pair.mcnemar.b, "c": pair.mcnemar.c, "p": pair.mcnemar.p, "n_pairs": pair.mcnemar.n_pairs,
-               "delta_pp": pair.delta_pp, "errors_excluded": pair.errors_excluded, "diff_counts": counts}
+               "delta_pp": pair.delta_pp, "errors_excluded": pair.errors_excluded, "diff_counts": counts,
+               "errors_baseline": _errors(base), "errors_candidate": _errors(cand), "n_items": len(ids),
+               "power": pw.to_dict() if pw else None, "underpowered": weak}
     return GateResult(code=code, line=line, checks=tuple(checks), details=details)
+
+
+def _errors(run: Any) -> int:
+    return sum(1 for r in run.records if r.get("outcome") == "error")
+
+
+def errors_check(base: Any, cand: Any, s: GateSettings) -> tuple[Check, str]:
+    """Errored items count: a gate never passes on the items that happened to answer."""
+    n = len(cand.records)
+    eb, ec = _errors(base), _errors(cand)
+    if s.max_errors is None:
+        limit, rule = eb, "the baseline's"
+    elif s.max_errors_percent:
+        limit, rule = math.floor(s.max_errors * n / 100 + 1e-9), f"{_pp(s.max_errors)}% of {n}"
+    else:
+        limit, rule = int(s.max_errors), "--max-errors"
+    ok = ec <= limit
+    words = (f"errored items: candidate {ec} of {n} ({100 * ec / n:.1f}%), baseline {eb}; "
+             f"{'<=' if ok else '>'} {limit} allowed ({rule})") if n else "no items"
+    return Check("errored items", ok, words), words
 
 
 # ---------------------------------------------------------------------------- JUnit
@@ -249,7 +375,18 @@ def junit_xml(result: GateResult, baseline: str | Path, candidate: str | Path) -
         "skipped": "0",
     })
     props = ET.SubElement(suite, "properties")
-    for name, value in (("baseline", str(baseline)), ("candidate", str(candidate)), ("exit_code", str(result.code))):
+    facts = [("baseline", str(baseline)), ("candidate", str(candidate)), ("exit_code", str(result.code))]
+    d = result.details
+    if d:
+        pw = d.get("power") or {}
+        facts += [("errors_baseline", str(d["errors_baseline"])), ("errors_candidate", str(d["errors_candidate"])),
+                  ("n_items", str(d["n_items"])), ("n_pairs", str(d["n_pairs"]))]
+        if pw:
+            facts += [("min_detectable_drop_pp", f"{pw['min_detectable_drop_pp']:.4g}"),
+                      ("items_needed_for_max_drop", str(pw["items_needed"]))]
+        if d.get("underpowered"):
+            facts.append(("underpowered", d["underpowered"]))
+    for name, value in facts:
         ET.SubElement(props, "property", {"name": name, "value": value})
     for check in checks:
         case = ET.SubElement(suite, "testcase", {"classname": "evalsuite.gate", "name": check.name})
@@ -279,19 +416,35 @@ def gate_main(
     junit: str | Path | None = None,
     config_start: str | Path | None = None,
     out: TextIO | None = None,
+    max_errors: str | float | None = None,
+    allow_underpowered: bool = False,
 ) -> int:
     """The `evalsuite gate` command. Prints one line; returns 0 pass, 1 fail, 2 unusable."""
+    from .outputs import OutputError, check_writable
+
     out = out or sys.stdout
+    if junit:
+        try:
+            check_writable(junit, "--junit")
+        except OutputError as e:
+            # nothing can be reported where CI looks for it: say so and stop before any verdict
+            print(f"UNUSABLE: {e}", file=out)
+            return UNUSABLE
     try:
         if not baseline or not candidate:
             raise GateInputError("give both --baseline RUN and --candidate RUN")
         settings = resolve_settings(max_drop=max_drop, alpha=alpha, min_items=min_items, max_real=max_real,
-                                    diff=diff, config_start=Path(config_start) if config_start else None)
+                                    diff=diff, config_start=Path(config_start) if config_start else None,
+                                    max_errors=max_errors, allow_underpowered=allow_underpowered)
         result = evaluate(baseline, candidate, settings)
     except GateInputError as e:
         result = GateResult(code=UNUSABLE, line=f"UNUSABLE: {e}",
                             checks=(Check("gate input", None, str(e)),))
     print(result.line, file=out)
     if junit:
-        Path(junit).write_bytes(junit_xml(result, baseline or "", candidate or ""))
+        try:
+            Path(junit).write_bytes(junit_xml(result, baseline or "", candidate or ""))
+        except OSError as e:
+            print(f"UNUSABLE: --junit {junit} cannot be written ({e.strerror or e})", file=out)
+            return UNUSABLE
     return result.code

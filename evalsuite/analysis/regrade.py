@@ -5,9 +5,11 @@ is graded again by the pack's own `grade(item, answer)`, and every verdict whose
 (`equal`) or extracted answer differs from the stored one is listed.
 
 Items: the pack's items are loaded again when a data folder is known (the `data_dir` given
-here, else the manifest's `load.data_dir`), so packs that need more than the gold (option
-texts for choice packs) grade exactly as in the run. Otherwise items are rebuilt from the
-record fields id / subset / gold, which is all that gsm8k and math500 need.
+here, else the manifest's `load.data_dir`). Otherwise they are rebuilt from the record: id,
+subset, gold, and the fields `item_fields` adds to every record (the option texts, and the
+item's small metadata such as kind, lang and a preset's pack), so choice packs, AGIEval's
+cloze items and presets grade exactly as in the run. A record from an older evalsuite without
+those fields is refused, naming --data-dir, when its item needs them.
 """
 from __future__ import annotations
 
@@ -17,6 +19,44 @@ from pathlib import Path
 from typing import Any
 
 from ..store import load_run
+
+# item metadata kept in records for re-grading; few-shot examples are prompt material, not grading input
+META_SKIPPED = frozenset({"fewshot"})
+MAX_META_BYTES = 4096
+CHOICE_GOLD = frozenset("ABCDEFGHIJ")
+
+
+def item_fields(item: Any) -> dict[str, Any]:
+    """The record fields re-grading needs beyond id/subset/gold: option texts and small metadata."""
+    import json
+
+    meta = {}
+    for k, v in dict(item.meta or {}).items():
+        if k in META_SKIPPED:
+            continue
+        try:
+            if len(json.dumps(v, ensure_ascii=False)) <= MAX_META_BYTES:
+                meta[k] = v
+        except (TypeError, ValueError):
+            continue
+    return {"choices": list(item.choices), "item_meta": meta}
+
+
+def item_from_record(record: dict[str, Any], pack_name: str) -> Any:
+    """The item as the run graded it, rebuilt from its record; ValueError when the record is
+    too old to hold what its grading needs."""
+    from evalsuite.tasks import Item
+
+    gold = str(record.get("gold", ""))
+    if "choices" not in record or "item_meta" not in record:
+        # a gold of option letters: the grader would lose its option-text matching (an answer
+        # naming the option's text); other items that need metadata fail in grading (KeyError)
+        if gold and len(gold) <= len(CHOICE_GOLD) and set(gold) <= CHOICE_GOLD:
+            raise ValueError(f"item {record['id']}: the record holds no option texts or item metadata (recorded by an "
+                             f"older evalsuite), which {pack_name} needs to grade; pass --data-dir with the pack's data")
+        return Item(id=record["id"], subset=record.get("subset", ""), question="", gold=gold)
+    return Item(id=record["id"], subset=record.get("subset", ""), question="", gold=gold,
+                choices=tuple(record.get("choices") or ()), meta=dict(record.get("item_meta") or {}))
 
 
 @dataclass(frozen=True)
@@ -51,7 +91,7 @@ def load_items(pack: Any, manifest: dict[str, Any], data_dir: str | os.PathLike 
 
 def regrade(run_dir: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> list[ChangedVerdict]:
     """Every verdict of the run that the current graders decide differently."""
-    from evalsuite.tasks import Item, get_pack
+    from evalsuite.tasks import get_pack
 
     run = load_run(run_dir)
     pack_name = run.manifest.get("pack")
@@ -64,9 +104,12 @@ def regrade(run_dir: str | os.PathLike, data_dir: str | os.PathLike | None = Non
         answer = record.get("answer")
         if record.get("outcome") == "error" or answer is None:
             continue
-        item = items.get(record["id"]) or Item(id=record["id"], subset=record.get("subset", ""),
-                                               question="", gold=str(record.get("gold", "")))
-        new = pack.grade(item, answer)
+        item = items.get(record["id"]) or item_from_record(record, pack_name)
+        try:
+            new = pack.grade(item, answer)
+        except KeyError as e:
+            raise ValueError(f"item {record['id']}: grading needs {e} which neither the record nor a data folder "
+                             f"gave; pass --data-dir with the pack's data") from None
         old = record.get("verdict") or {}
         if old.get("equal") != new.equal or old.get("extracted") != new.extracted:
             changed.append(ChangedVerdict(record["id"], item.gold, old.get("equal"), new.equal,

@@ -229,10 +229,18 @@ def report_main(
     if not paths:
         print("report: give at least one run folder", file=err)
         return 2
+    from .outputs import OutputError, check_writable
+
     try:
+        check_writable(output, "--output")
         runs = load_runs(paths)
+        if diff:
+            from .diff import diff_json_mismatch_any
+            why = diff_json_mismatch_any(Path(diff), runs)
+            if why:
+                raise CompareError(f"--diff {diff}: {why}")
         page = build_report(runs, diff=Path(diff) if diff else None, samples=samples, alpha=alpha, title=title)
-    except (RunFolderError, CompareError) as e:
+    except (RunFolderError, CompareError, OutputError) as e:
         print(f"report: {e}", file=err)
         return 2
     Path(output).write_text(page, encoding="utf-8")

@@ -1,7 +1,8 @@
 """Small exact statistics for comparing runs: Wilson intervals, exact McNemar, percentiles.
 
-Pure standard library (math.comb and integer arithmetic) so the CLI needs no scipy;
-the tests check every figure against scipy.stats.
+Pure standard library (math.lgamma, sums in floats relative to the largest term) so the
+CLI needs no scipy; linear in the number of items. The tests check every figure against
+scipy.stats.
 """
 from __future__ import annotations
 
@@ -32,17 +33,26 @@ def binomial_two_sided_p(k: int, n: int) -> float:
     """Exact two-sided p of k successes in n fair coin flips (p = 1/2).
 
     The same definition as scipy.stats.binomtest: the total probability of every outcome
-    no more likely than the one seen. With p = 1/2 the pmf is C(n, i) / 2**n, so the
-    comparison is done on exact integers and the sum is divided once at the end.
+    no more likely than the one seen. With p = 1/2 the pmf is symmetric, so that is both
+    tails beyond min(k, n - k): p = 2 * P(X <= m), or 1 when m is the middle. The tail is
+    summed as ratios to its largest term C(n, m) (each term is the previous one times
+    i / (n - i + 1)), and scaled once in log space: O(m) float operations, no big integers.
     """
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"binomial test: need 0 <= k <= n, got k={k}, n={n}")
-    if n == 0:
+    m = min(k, n - k)
+    if n == 0 or 2 * m >= n - 1:
+        # the middle outcome (or one of the two middle ones): every outcome is at most as likely
         return 1.0
-    weights = [math.comb(n, i) for i in range(n + 1)]
-    seen = weights[k]
-    tail = sum(w for w in weights if w <= seen)
-    return min(1.0, tail / 2**n)   # int / int: a correctly rounded float even for huge n
+    ratio_sum, term = 1.0, 1.0
+    for i in range(m, 0, -1):
+        term *= i / (n - i + 1)
+        ratio_sum += term
+        if term < 1e-17 * ratio_sum:
+            break
+    log_comb = math.lgamma(n + 1) - math.lgamma(m + 1) - math.lgamma(n - m + 1)
+    log_p = math.log(2.0) + log_comb + math.log(ratio_sum) - n * math.log(2.0)
+    return min(1.0, math.exp(log_p))
 
 
 @dataclass(frozen=True)

@@ -253,3 +253,17 @@ def test_the_cheap_wire_form_nulls_exactly_the_unscored_entries():
     assert [e["logprob"] is None for e in kept] == [unscored(e, 3) for e in content]
     assert any(e["logprob"] is None for e in kept) and any(e["logprob"] is not None for e in kept)
     assert scored_or_none(content, None) is content
+
+
+def test_speculation_rendering_a_partial_byte_differently_is_still_identical():
+    from evalsuite.analysis.diff import diff_item
+
+    pair = load("llama_server-draft-rendering-records.json")
+    base, cand = pair["baseline"], pair["candidate"]
+    assert base["answer"] != cand["answer"] and base["answer"].replace("\ufffd", "") == cand["answer"].replace("\ufffd", "")
+    verdict = diff_item(base, cand, 0.05)
+    assert verdict.verdict == "identical" and "U+FFFD" in verdict.reason
+    # one real token changed: no longer "the same tokens"
+    changed = dict(cand, logprobs=[dict(e) for e in cand["logprobs"]])
+    changed["logprobs"][5]["id"] = changed["logprobs"][5]["id"] + 1
+    assert diff_item(base, changed, 0.05).verdict != "identical"

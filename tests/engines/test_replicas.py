@@ -24,8 +24,6 @@ def _wait_for_records(path, n: int, timeout: float = 60.0) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.xfail(strict=True, reason="the runner stops every worker (exit 3) when one replica stays down past "
-                                       "--max-downtime; retiring a dead replica is not implemented yet")
 def test_a_killed_replica_is_retired_and_the_run_finishes_on_the_other(tmp_path, data_dir, tiny_models,
                                                                         llama_server_bin):
     gguf = tiny_models("f32")

@@ -1,0 +1,359 @@
+"""Large runs with long reasoning and token logprobs: storage, and the cost of every command.
+
+    python benchmarks/scale.py                       # 1,000 and 2,000 items x 1,000 tokens, extrapolated to 11,582
+    python benchmarks/scale.py --sizes 11582         # the full size (slow on 2 cores: builds ~1.4 GB)
+    python benchmarks/scale.py --client-items 300    # also `evalsuite run --logprobs 5` against the stub
+
+What it does:
+  1. builds, for each size N, two finished run folders of N items x T generated tokens with top-5
+     logprobs (cmmlu-like ids; reasoning then a 4-token answer), written directly in the record
+     format through evalsuite.store (slim records.jsonl, tokens.parquet, records.parquet,
+     summary.json, manifest.json): A, and B identical to A except 10% of the items, which diverge
+     at a random token to a token outside A's top-5 (a real divergence);
+  2. runs each command as its own process and reports wall, user+sys CPU and peak RSS from its
+     rusage: `show A`, `compare A B`, `gate --baseline A --candidate B`, `diff A A` (all
+     identical), `diff A B --json` (10% divergent), `report A B --diff` and `regrade A`;
+  3. with --client-items M: `evalsuite run cmmlu --logprobs 5` over M items against the stub of
+     benchmarks/overhead.py answering T tokens with top-5 logprobs per item: client CPU per
+     generated token, RSS at 10% and 90% of the run, and the end-of-run work;
+  4. with two or more sizes, fits each figure linearly in N and prints the growth per 1,000
+     items and the value extrapolated to --target items (marked "extrapolated").
+Targets are printed beside the figures. Results: docs/performance.md.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from overhead import StubServer, default_data_dir, evalsuite_command, machine, measure  # noqa: E402
+from large_run import LineCounter, rss_mb  # noqa: E402
+
+TARGETS = {  # command: (wall s, peak RSS MB) on two 11,582-item runs
+    "show": (5, 300), "compare": (5, 300), "gate": (5, 300),
+    "diff identical": (60, 1024), "diff 10% real": (60, 1024), "report": (30, 1024), "report --diff": (30, 1024),
+    "regrade": (None, 500),
+}
+TARGET_BYTES_PER_TOKEN = 60
+TARGET_CLIENT_US_PER_TOKEN = 25
+TARGET_CLIENT_RSS_MB = 300
+VOCAB = 32000
+SUBJECTS = 67
+
+
+# ----------------------------------------------------------------------------- building runs
+
+def vocab():
+    import pyarrow as pa
+
+    words = [f" w{i}" if i % 3 else f"t{i}" for i in range(VOCAB)]
+    answer = [" The", " answer", " is", " A", " B", " C", " D"]
+    return words + answer, pa.array(words + answer, pa.string())
+
+
+def item_tokens(n: int, t: int, seed: int, diverge: bool, k: int = 5):
+    """(ids, logprobs, top ids, top logprobs) of item n; B's divergent items differ from A's
+    after a random position, with a token A's top-k did not list there."""
+    import numpy as np
+
+    rng = np.random.default_rng([seed, n])
+    body = t - 4
+    ids = rng.integers(0, VOCAB, body, dtype=np.int64)
+    lp = -rng.exponential(0.2, body)
+    top_ids = rng.integers(0, VOCAB, (body, k), dtype=np.int64)
+    top_lp = lp[:, None] - np.cumsum(rng.exponential(1.0, (body, k)), axis=1)
+    top_ids[:, 0], top_lp[:, 0] = ids, lp
+    letter = VOCAB + 3 + n % 4
+    if diverge:
+        at = int(np.random.default_rng([seed + 1, n]).integers(5, body - 5))
+        other = np.random.default_rng([seed + 2, n])
+        ids[at:] = other.integers(0, VOCAB, body - at)
+        while ids[at] in top_ids[at]:
+            ids[at] = (ids[at] + 1) % VOCAB
+        top_ids[at:, 0] = ids[at:]
+        top_ids[at + 1:, 1:] = other.integers(0, VOCAB, (body - at - 1, k - 1))
+        # A's logprobs at the divergence stay as they were (A's top-k, seen by B's engine)
+        letter = VOCAB + 3 + (n + 1) % 4
+    ids = np.concatenate([ids, [VOCAB, VOCAB + 1, VOCAB + 2, letter]])
+    lp = np.concatenate([lp, [-0.01, -0.01, -0.01, -0.02]])
+    tail_top = np.array([[VOCAB + j] + [(VOCAB + j + 101 * m) % VOCAB for m in range(1, k)] for j in (0, 1, 2)]
+                        + [[letter] + [(letter + 101 * m) % VOCAB for m in range(1, k)]])
+    tail_lp = np.array([[v] + [v - 3.0 - m for m in range(1, k)] for v in (-0.01, -0.01, -0.01, -0.02)])
+    return ids, lp, np.concatenate([top_ids, tail_top]), np.concatenate([top_lp, tail_lp])
+
+
+def token_table(ids, lp, top_ids, top_lp, vocab_arr, body: int):
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t, k = top_ids.shape
+    token = pc.take(vocab_arr, pa.array(ids))
+    top_token = pc.take(vocab_arr, pa.array(top_ids.ravel()))
+    offsets = pa.array(np.arange(0, t * k + 1, k, dtype=np.int32))
+    part = pa.array(["reasoning"] * body + ["answer"] * (t - body), pa.string())
+    from evalsuite.store import token_schema
+
+    cols = [token, pc.cast(token, pa.binary()), pa.array(ids.astype(np.int32)), pa.array(lp.astype(np.float32)), part,
+            pa.ListArray.from_arrays(offsets, top_token), pa.ListArray.from_arrays(offsets, pc.cast(top_token, pa.binary())),
+            pa.ListArray.from_arrays(offsets, pa.array(top_ids.ravel().astype(np.int32))),
+            pa.ListArray.from_arrays(offsets, pa.array(top_lp.ravel().astype(np.float32)))]
+    return pa.Table.from_arrays(cols, schema=token_schema())
+
+
+def build_run(path: Path, n_items: int, n_tokens: int, diverge_every: int | None, seed: int = 0) -> dict:
+    """A finished run folder written through evalsuite.store, as `evalsuite run` leaves one."""
+    from evalsuite.analysis.summary import summarize
+    from evalsuite.store import (MANIFEST, RECORDS, SUMMARY, TOKENS, TokenParquetWriter, iter_record_lines,
+                                 read_records, write_json_atomic, write_parquet)
+
+    t0 = time.perf_counter()
+    path.mkdir(parents=True, exist_ok=True)
+    words, vocab_arr = vocab()
+    ids_all = [f"subject{n % SUBJECTS:02d}/{n // SUBJECTS}" for n in range(n_items)]
+    body = n_tokens - 4
+    with open(path / RECORDS, "w", encoding="utf-8") as records, TokenParquetWriter(path / TOKENS) as tokens:
+        for n, item_id in enumerate(ids_all):
+            diverge = diverge_every is not None and n % diverge_every == 0
+            ids, lp, top_ids, top_lp = item_tokens(n, n_tokens, seed, diverge)
+            tokens.add(item_id, token_table(ids, lp, top_ids, top_lp, vocab_arr, body))
+            texts = [words[i] for i in ids.tolist()]
+            letter = texts[-1].strip()
+            gold = "ABCD"[n % 4] if n % 13 else "ABCD"[(n + 2) % 4]   # A is right on ~92% of the items
+            question = f"Question {item_id}: which of the following is right? " + "lorem ipsum " * 20
+            messages = [{"role": "user", "content": question}]
+            record = {
+                "schema": 2, "id": item_id, "subset": item_id.split("/")[0], "gold": gold,
+                "prompt_sha256": hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest(),
+                "messages": messages, "prompt": None,
+                "answer": "".join(texts[body:]), "reasoning": "".join(texts[:body]), "reasoning_source": "field",
+                "finish_reason": "stop", "extracted": letter,
+                "verdict": {"equal": letter == gold, "extracted": letter, "method": "choice", "reason": "letter",
+                            "extraction": "answer-is", "details": {}},
+                "outcome": "correct" if letter == gold else "wrong", "error": None,
+                "usage": {"prompt_tokens": 300, "completion_tokens": n_tokens, "reasoning_tokens": body},
+                "timing": {"started_at": "2026-11-30T00:00:00+00:00", "ttft_s": 0.05, "ttfa_s": 2.0 + n % 7, "total_s": 2.5 + n % 7},
+                "server_timings": None, "logprob_tokens": n_tokens, "endpoint": "http://127.0.0.1:8080/v1",
+                "model": "stub", "attempts": 1,
+            }
+            records.write(json.dumps(record, ensure_ascii=False) + "\n")
+    manifest = {
+        "schema": 1, "suite_version": "0.1.0", "pack": "cmmlu", "pack_version": "1", "template_hash": "0" * 16,
+        "load": {"subsets": [], "fewshot": 0, "per_subset": None, "seed": 0, "limit": None, "data_dir": None},
+        "dataset": {"fingerprint": hashlib.sha256(f"{n_items}".encode()).hexdigest(), "n_items": n_items, "source": "scale.py"},
+        "item_ids": ids_all, "api": "chat", "endpoints": ["http://127.0.0.1:8080/v1"], "model": "stub",
+        "served_models": {}, "decoding": {"temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": n_tokens + 100,
+                                          "stop": [], "reasoning_effort": None, "logprobs": 5, "extra_body": {}},
+        "client": {"concurrency": 32, "timeout": 600, "max_retries": 5, "max_downtime": 300},
+        "label": "B" if diverge_every else "A", "started_at": "2026-11-30T00:00:00+00:00",
+        "ended_at": "2026-11-30T01:00:00+00:00", "status": "finished", "argv": ["scale.py"],
+    }
+    write_parquet(path, iter_record_lines(path / RECORDS))
+    write_json_atomic(path / SUMMARY, summarize(manifest, read_records(path / RECORDS, drop=("messages", "answer", "reasoning"))))
+    write_json_atomic(path / MANIFEST, manifest)
+    size = sum(p.stat().st_size for p in path.iterdir())
+    return {"items": n_items, "tokens": n_items * n_tokens, "bytes": size, "bytes_per_token": size / (n_items * n_tokens),
+            "files": {p.name: p.stat().st_size for p in path.iterdir()}, "build_s": time.perf_counter() - t0}
+
+
+# ----------------------------------------------------------------------------- commands
+
+def commands(a: Path, b: Path, out: Path) -> dict[str, list[str]]:
+    es = evalsuite_command()
+    return {
+        "show": es + ["show", str(a)],
+        "compare": es + ["compare", str(a), str(b)],
+        "gate": es + ["gate", "--baseline", str(a), "--candidate", str(b), "--max-drop", "0.5"],
+        "diff identical": es + ["diff", str(a), str(a)],
+        "diff 10% real": es + ["diff", str(a), str(b), "--json", str(out / "diff.json")],
+        "report": es + ["report", str(a), str(b), "-o", str(out / "report-plain.html")],
+        "report --diff": es + ["report", str(a), str(b), "--diff", str(out / "diff.json"), "-o", str(out / "report.html")],
+        "regrade": es + ["regrade", str(a)],
+    }
+
+
+def measure_commands(a: Path, b: Path, out: Path, only: list[str] | None, timeout: float) -> dict:
+    results = {}
+    for name, cmd in commands(a, b, out).items():
+        if only and name not in only:
+            continue
+        if name == "report --diff" and not (out / "diff.json").exists():
+            continue
+        cmd = ["timeout", str(int(timeout))] + cmd
+        r = measure(cmd)
+        r = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items() if k not in ("stdout",)}
+        for html in ("report.html", "report-plain.html"):
+            if name.startswith("report") and (out / html).exists() and (html == "report.html") == (name == "report --diff"):
+                r["html_mb"] = round((out / html).stat().st_size / 2**20, 2)
+        results[name] = r
+        note = " (timed out)" if r["rc"] == 124 else (f" rc {r['rc']}" if r["rc"] not in (0, 1) else "")
+        print(f"  {name:<16} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  rss {r['rss_mb']:7.1f} MB{note}",
+              file=sys.stderr, flush=True)
+    return results
+
+
+# ----------------------------------------------------------------------------- the client
+
+def measure_client(items: int, tokens: int, data_dir: Path, concurrency: int) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="evalsuite-scale-client-"))
+    run_dir = tmp / "run"
+    server = StubServer(0.0, "letter", tokens=tokens, top=5)
+    samples = []
+    try:
+        cmd = evalsuite_command() + ["run", "cmmlu", "--endpoint", server.url, "--data-dir", str(data_dir),
+                                     "--limit", str(items), "--concurrency", str(concurrency), "--logprobs", "5",
+                                     "--max-tokens", str(tokens + 100), "--run-dir", str(run_dir), "--quiet"]
+        counter = LineCounter(run_dir / "records.jsonl")
+        with open(tmp / "stderr.txt", "wb") as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+            finish_started = None
+            while True:
+                done, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if done:
+                    break
+                n = counter.update()
+                if n >= items and finish_started is None:
+                    finish_started = time.perf_counter() - t0
+                samples.append({"t": time.perf_counter() - t0, "records": n, "rss_mb": rss_mb(proc.pid)})
+                time.sleep(0.1)
+            wall = time.perf_counter() - t0
+        rc = os.waitstatus_to_exitcode(status)
+        if rc not in (0, 1):
+            raise SystemExit(f"evalsuite run failed (rc {rc}):\n{(tmp / 'stderr.txt').read_text()[-3000:]}")
+        size = sum(p.stat().st_size for p in run_dir.iterdir())
+    finally:
+        server_cpu = server.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    def rss_at(fraction: float):
+        for s in samples:
+            if s["records"] >= fraction * items:
+                return round(s["rss_mb"], 1)
+        return None
+
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"items": items, "tokens_per_item": tokens, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "us_per_token": round(1e6 * cpu / (items * tokens), 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+            "rss_10pct_mb": rss_at(0.1), "rss_90pct_mb": rss_at(0.9),
+            "finish_s": None if finish_started is None else round(wall - finish_started, 2),
+            "run_folder_bytes_per_token": round(size / (items * tokens), 1), "stub_cpu_s": round(server_cpu, 2)}
+
+
+# ----------------------------------------------------------------------------- report
+
+def fit(xs: list[int], ys: list[float]) -> tuple[float, float]:
+    """Least squares y = a + b x."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    var = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var if var else 0.0
+    return my - b * mx, b
+
+
+def print_report(report: dict, target_items: int) -> None:
+    sizes = sorted(report["sizes"], key=int)
+    print(f"\nruns of N items x {report['tokens']} tokens, top-5 logprobs; machine: {report['machine']}")
+    print("\nstorage (one run folder):")
+    for n in sizes:
+        s = report["sizes"][n]["storage"]
+        print(f"  N={int(n):>6}: {s['bytes'] / 2**20:8.1f} MB, {s['bytes_per_token']:.1f} bytes/token "
+              f"(target <= {TARGET_BYTES_PER_TOKEN}); " + ", ".join(f"{k} {v / 2**20:.1f} MB" for k, v in s["files"].items()))
+    names = list(TARGETS)
+    head = "".join(f"{'N=' + str(n):>22}" for n in sizes)
+    extra = len(sizes) > 1 and int(sizes[-1]) != target_items
+    print(f"\n(each cell: wall s / CPU s / peak RSS MB; the fit is on CPU, which a shared machine disturbs less than wall)")
+    print(f"{'command':<16}{head}" + (f"{'CPU, RSS per 1,000 items':>28}{'N=' + str(target_items) + ' (extrapolated)':>30}" if extra else "")
+          + "   target")
+    for name in names:
+        cells, cpus, rsss, xs = [], [], [], []
+        for n in sizes:
+            r = report["sizes"][n]["commands"].get(name)
+            if r is None:
+                cells.append(f"{'-':>22}")
+                continue
+            cells.append(f"{r['wall_s']:>6.1f}/{r['cpu_s']:>5.1f} s {r['rss_mb']:>5.0f} MB")
+            xs.append(int(n))
+            cpus.append(r["cpu_s"])
+            rsss.append(r["rss_mb"])
+        line = f"{name:<16}" + "".join(f"{c:>22}" for c in cells)
+        if extra and len(xs) > 1:
+            ac, bc = fit(xs, cpus)
+            ar, br = fit(xs, rsss)
+            line += f"{1000 * bc:>12.2f} s {1000 * br:>7.1f} MB {ac + bc * target_items:>14.1f} s {ar + br * target_items:>7.0f} MB  "
+        wall_t, rss_t = TARGETS[name]
+        line += f"   <= {wall_t if wall_t else '-'} s, <= {rss_t} MB"
+        print(line)
+    if report.get("client"):
+        c = report["client"]
+        print(f"\nclient, `evalsuite run cmmlu --logprobs 5`, {c['items']} items x {c['tokens_per_item']} tokens: "
+              f"{c['cpu_s']} CPU s = {c['us_per_token']} us/token (target <= {TARGET_CLIENT_US_PER_TOKEN}); "
+              f"RSS {c['rss_10pct_mb']} MB at 10%, {c['rss_90pct_mb']} MB at 90%, peak {c['peak_rss_mb']} MB "
+              f"(target <= {TARGET_CLIENT_RSS_MB}); end-of-run {c['finish_s']} s; folder {c['run_folder_bytes_per_token']} B/token")
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["build"]:
+        path, n, tokens, every = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+        info = build_run(Path(path), n, tokens, every or None)
+        print(f"  {info['bytes'] / 2**20:.1f} MB, {info['bytes_per_token']:.1f} B/token, {info['build_s']:.0f} s",
+              file=sys.stderr, flush=True)
+        return
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1000, 2000])
+    p.add_argument("--tokens", type=int, default=1000, help="generated tokens per item")
+    p.add_argument("--target", type=int, default=11582, help="extrapolate to this many items")
+    p.add_argument("--only", type=lambda s: s.split(","), default=None, help="comma-separated command names")
+    p.add_argument("--client-items", type=int, default=0, help="also measure `evalsuite run --logprobs 5` on this many items")
+    p.add_argument("--client-concurrency", type=int, default=32)
+    p.add_argument("--timeout", type=float, default=900, help="per command, seconds")
+    p.add_argument("--data-dir", default=str(default_data_dir()))
+    p.add_argument("--workdir", type=Path, default=None, help="keep the run folders here (reused when present)")
+    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--from-json", type=Path, default=None, help="print the report of an earlier --out, measure nothing")
+    args = p.parse_args(argv)
+    if args.from_json:
+        return print_report(json.loads(args.from_json.read_text()), args.target)
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="evalsuite-scale-"))
+    report = {"tokens": args.tokens, "machine": machine(), "sizes": {}}
+    try:
+        for n in args.sizes:
+            folder = work / f"n{n}-t{args.tokens}"
+            a, b = folder / "A", folder / "B"
+            storage = None
+            for path, every in ((a, None), (b, 10)):
+                if not (path / "manifest.json").exists():
+                    # in a child: this process stays small, so the commands it forks start small
+                    # (a fork's RSS counts in the child's peak until it execs)
+                    print(f"building {path} ...", file=sys.stderr, flush=True)
+                    subprocess.run([sys.executable, __file__, "build", str(path), str(n), str(args.tokens), str(every or 0)],
+                                   check=True)
+                if path == a:
+                    size = sum(q.stat().st_size for q in a.iterdir())
+                    storage = {"bytes": size, "bytes_per_token": size / (n * args.tokens),
+                               "files": {q.name: q.stat().st_size for q in a.iterdir()}}
+            print(f"N={n}: measuring", file=sys.stderr, flush=True)
+            report["sizes"][str(n)] = {"storage": storage, "commands": measure_commands(a, b, folder, args.only, args.timeout)}
+        if args.client_items:
+            print(f"client: {args.client_items} items", file=sys.stderr, flush=True)
+            report["client"] = measure_client(args.client_items, args.tokens, Path(args.data_dir), args.client_concurrency)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print_report(report, args.target)
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
