@@ -77,6 +77,9 @@ class Response:
     logprobs: TokenColumns | None   # generated tokens with their top-K logprobs, column by column
     model: str | None
     endpoint: str
+    # tokens the server sent without a number (llama-server's drafted tokens: logprob 0.0 with no
+    # alternatives, or stream chunks with text and no logprobs), when it sent logprobs for others
+    logprobs_missing: int = 0
 
 
 class EndpointError(Exception):
@@ -161,23 +164,26 @@ class _ThinkSplitter:
         return "", out
 
 
-def _add_chat_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> None:
+def _add_chat_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> int:
     """Chat-API logprobs {content: [{token, bytes, id?, logprob, top_logprobs: [...]}]}. An entry
     with logprob 0.0 and no alternatives although some were asked for was never scored
     (llama-server's drafted tokens): kept with logprob None, never as certainty."""
     content = lp.get("content") if isinstance(lp, dict) else None
     if content:
-        tokens.extend(scored_or_none(content, top_k), part)
+        kept = scored_or_none(content, top_k)
+        tokens.extend(kept, part)
+        if kept is not content:
+            return sum(1 for a, b in zip(kept, content) if a is not b)
+    return 0
 
 
-def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> None:
+def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> int:
     """Completions-API logprobs {tokens, token_logprobs, top_logprobs: [{token: lp}]}; llama-server
     answers /v1/completions in the chat shape."""
     if not isinstance(lp, dict):
-        return
+        return 0
     if isinstance(lp.get("content"), list):
-        _add_chat_tokens(tokens, lp, part, top_k)
-        return
+        return _add_chat_tokens(tokens, lp, part, top_k)
     texts = lp.get("tokens") or []
     lps = lp.get("token_logprobs") or []
     tops = lp.get("top_logprobs") or []
@@ -185,6 +191,7 @@ def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | No
         top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
         tokens.add(text, None, None, lps[i] if i < len(lps) else None, part,
                    [{"token": t, "logprob": v} for t, v in top.items()])
+    return 0
 
 
 def _extra(obj: Any, key: str) -> Any:
@@ -367,9 +374,10 @@ class Endpoint:
         ttft = ttfa = None
         events = 0
         splitter = _ThinkSplitter()
+        unscored = 0   # entries without a number, and chunks of text that came with no logprobs
 
         def absorb(field_reasoning: str | None, content: str | None, lp: Any, finish: str | None) -> None:
-            nonlocal reasoning_source, ttft, ttfa, finish_reason
+            nonlocal reasoning_source, ttft, ttfa, finish_reason, unscored
             now = time.perf_counter()
             if field_reasoning:
                 reasoning_source = "field"
@@ -387,7 +395,9 @@ class Endpoint:
                         ttfa = now - t0
             if tokens is not None and lp is not None:
                 part = "reasoning" if (field_reasoning and not content) or splitter.state == "thinking" else "answer"
-                (_add_chat_tokens if chat else _add_legacy_tokens)(tokens, lp, part, decoding.logprobs)
+                unscored += (_add_chat_tokens if chat else _add_legacy_tokens)(tokens, lp, part, decoding.logprobs)
+            elif tokens is not None and (content or field_reasoning):
+                unscored += 1
             if finish:
                 finish_reason = finish
 
@@ -465,6 +475,8 @@ class Endpoint:
             finish_reason=finish_reason, usage=usage_dict(usage),
             timing={"started_at": started_at, "ttft_s": ttft, "ttfa_s": ttfa, "total_s": total},
             server_timings=server_timings, logprobs=tokens, model=response_model, endpoint=self.url,
+            # only "partly": a server that sent no logprobs at all is told apart by its empty tokens
+            logprobs_missing=unscored if tokens is not None and len(tokens) else 0,
         )
 
     async def _sse(self, path: str, body: dict[str, Any], progress: dict[str, Any] | None):

@@ -295,6 +295,8 @@ class Scheduler:
         # replicas taken out of the rotation: url -> when, why (back in when they answer again)
         self.retired: dict[str, dict[str, Any]] = {}
         self.in_flight = 0
+        # responses whose logprobs were partly missing (speculative tokens), for the manifest
+        self.logprobs_missing = {"tokens": 0, "items": 0}
 
     async def run(self, items) -> None:
         queue: asyncio.Queue = asyncio.Queue()
@@ -409,6 +411,9 @@ class Scheduler:
                 self.record(error_record(item, request, error, endpoint, attempt, started_at,
                                          time.monotonic() - t0, response), None)
                 return
+            if response.logprobs_missing:
+                self.logprobs_missing["tokens"] += response.logprobs_missing
+                self.logprobs_missing["items"] += 1
             self.record(response_record(item, request, response, verdict, attempt), response.logprobs)
         finally:
             self.grading.release()
@@ -484,7 +489,7 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
             raise UsageError(
                 f"nothing answers at {endpoint.url} ({reason}). Start an OpenAI-compatible server first, e.g.\n"
                 f"  llama-server -m model.gguf --port 8080            (llama.cpp)\n"
-                f"  python -m llama_cpp.server --model model.gguf --port 8080   (llama-cpp-python)\n"
+                f"  python -m llama_cpp.server --model model.gguf --port 8080 --interrupt_requests false   (llama-cpp-python)\n"
                 f"  vllm serve MODEL --port 8080 / python -m sglang.launch_server --model-path MODEL --port 8080\n"
                 f"or pass --endpoint http://HOST:PORT/v1") from None
         except NotOpenAICompatible as e:
@@ -589,6 +594,18 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
     return summary
 
 
+def interrupt_hint(engine: dict[str, Any], summary: dict[str, Any], concurrency: int) -> str | None:
+    """llama-cpp-python's server cuts a stream in flight when another request arrives
+    (--interrupt_requests defaults to true): cut streams at concurrency > 1 on it get the fix."""
+    engines = {e.get("engine") for e in (engine or {}).get("endpoints") or ()}
+    cut = (summary.get("errors_by_kind") or {}).get("stream_broken", 0)
+    if "llama-cpp-python" not in engines or not cut or concurrency <= 1:
+        return None
+    return (f"{cut} stream(s) were cut: llama-cpp-python's server stops a stream when another request arrives "
+            "(--interrupt_requests defaults to true). Start it with --interrupt_requests false, or run with "
+            "--concurrency 1.")
+
+
 def _speculation_counters(endpoints: list[Endpoint]) -> dict[str, Any]:
     from .speculation import fetch_counters
 
@@ -654,6 +671,8 @@ async def _run_async(settings: RunSettings) -> int:
             if scheduler.retired:
                 # which replicas were out of the rotation at the end; each record names its endpoint
                 manifest = dict(manifest, retired_endpoints={redact_url(u): v for u, v in scheduler.retired.items()})
+            if scheduler.logprobs_missing["items"]:
+                manifest = dict(manifest, logprobs_missing=dict(scheduler.logprobs_missing))
             if status != "interrupted":
                 manifest = dict(manifest, speculation=_speculation_report(
                     spec_before, await asyncio.to_thread(_speculation_counters, endpoints)))
@@ -672,6 +691,9 @@ async def _run_async(settings: RunSettings) -> int:
         if summary["n_errors"]:
             print(f"{summary['n_errors']} item(s) ended in errors; to ask them again:\n  "
                   f"{resume_command(settings.argv, settings.run_dir)} --retry-errors", file=sys.stderr)
+            hint = interrupt_hint(engine, summary, settings.concurrency)
+            if hint:
+                print(hint, file=sys.stderr)
             return EXIT_ERRORS
         return EXIT_OK
     finally:

@@ -40,3 +40,14 @@ def test_runs_timed_differently_are_all_timed_by_the_client(tmp_path):
     cmp = compare_runs([a, b])
     assert [r.tokens.tts_source for r in cmp.runs] == ["client", "client"]
     assert cmp.runs[0].tokens.tts_mean == 3.0 and cmp.runs[1].tokens.tts_mean == 9.0
+
+
+def test_llama_cpp_python_cut_streams_get_the_interrupt_hint():
+    from evalsuite.runner import interrupt_hint
+
+    engine = {"endpoints": [{"engine": "llama-cpp-python"}]}
+    hint = interrupt_hint(engine, {"errors_by_kind": {"stream_broken": 5}}, 4)
+    assert hint and "--interrupt_requests false" in hint and "--concurrency 1" in hint and hint.startswith("5 ")
+    assert interrupt_hint(engine, {"errors_by_kind": {"stream_broken": 5}}, 1) is None
+    assert interrupt_hint(engine, {"errors_by_kind": {"timeout": 5}}, 4) is None
+    assert interrupt_hint({"endpoints": [{"engine": "vllm"}]}, {"errors_by_kind": {"stream_broken": 5}}, 4) is None

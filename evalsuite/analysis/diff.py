@@ -986,6 +986,12 @@ def check_comparable(base_manifest: dict[str, Any], cand_manifest: dict[str, Any
         notes.append(f"model id: {base_manifest.get('model')!r} vs {cand_manifest.get('model')!r}")
     if not (dec_b.get("logprobs") or 0) > 0:
         notes.append("the baseline kept no top-k logprobs (--logprobs K): divergences cannot be classified")
+    for side, m in (("baseline", base_manifest), ("candidate", cand_manifest)):
+        missing = m.get("logprobs_missing") or {}
+        if missing.get("items"):
+            notes.append(f"the {side}'s logprobs are partly missing: {missing['tokens']} token(s) on {missing['items']} "
+                         "item(s) came without a number (speculative tokens); margins come from the baseline, "
+                         "and a missing number is never read as certainty")
     if problems:
         raise DiffRefused("the runs are not comparable:\n  " + "\n  ".join(problems))
     return notes

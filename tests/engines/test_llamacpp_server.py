@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_e2e import N_ITEMS, assert_identical_texts_are_identical, diff, lossless, records, run
+from engine_e2e import N_ITEMS, assert_identical_texts_are_identical, cli, diff, lossless, records, run
 from engine_servers import LlamaCppServer
 
 pytestmark = [pytest.mark.llamacpp_server]
@@ -163,3 +163,15 @@ def test_compare_takes_time_to_solution_from_server_timings(tmp_path, data_dir, 
     client_total = sum(r["timing"]["total_s"] for r in recs.values())
     assert stats.tts_total < client_total
     assert "the server's own timings" in format_comparison(cmp)
+
+
+def test_partly_missing_logprobs_are_said_in_show_and_diff(tmp_path, data_dir, gguf, baseline_server):
+    # streamed, llama-server sends drafted tokens without logprobs: the run says so
+    with LlamaCppServer(gguf, draft_model=gguf) as cand:
+        data = lossless(tmp_path, data_dir, baseline_server.url, cand.url, "missing", n_items=10)
+    manifest = json.loads((tmp_path / "missing" / "candidate" / "manifest.json").read_text())
+    assert manifest["logprobs_missing"]["items"] > 0 and manifest["logprobs_missing"]["tokens"] > 0
+    assert "logprobs_missing" not in json.loads((tmp_path / "missing" / "baseline" / "manifest.json").read_text())
+    assert "the candidate's logprobs are partly missing" in data["cli_output"] + json.dumps(data)
+    show = cli("show", tmp_path / "missing" / "candidate")
+    assert show.returncode == 0 and "logprobs partly missing" in show.stdout
