@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_e2e import N_ITEMS, assert_identical_texts_are_identical, cli, diff, lossless, records, run
+from engines.engine_e2e import N_ITEMS, assert_identical_texts_are_identical, cli, diff, lossless, records, run
 from engine_servers import LlamaCppServer
 
 pytestmark = [pytest.mark.llamacpp_server]

@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from engine_e2e import MAX_TOKENS, cli, records
+from engines.engine_e2e import MAX_TOKENS, cli, records
 from engine_servers import LlamaCppServer
 
 pytestmark = [pytest.mark.llamacpp_server, pytest.mark.slow]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from engine_e2e import lossless
+from engines.engine_e2e import lossless
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not os.environ.get("EVALSUITE_SGLANG_URL"),

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from engine_e2e import N_ITEMS, assert_identical_texts_are_identical, diff, lossless, run, texts
+from engines.engine_e2e import N_ITEMS, assert_identical_texts_are_identical, diff, lossless, run, texts
 from engine_servers import TransformersServer
 
 pytestmark = [pytest.mark.transformers, pytest.mark.slow]

@@ -7,7 +7,7 @@ Measured on 2 shared cores: a server is ready in ~70 s (~3 GB RSS); see docs/eng
 from __future__ import annotations
 
 import pytest
-from engine_e2e import N_ITEMS, assert_identical_texts_are_identical, diff, lossless, run, start_all
+from engines.engine_e2e import N_ITEMS, assert_identical_texts_are_identical, diff, lossless, run, start_all
 from engine_servers import VllmServer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
