@@ -115,4 +115,4 @@ def describe(moved: SpecCounters | None) -> str:
     if moved.drafted <= 0:
         return "speculation never engaged: no tokens were drafted during the run"
     share = 100.0 * moved.accepted / moved.drafted
-    return f"speculation engaged: {moved.accepted:.0f} of {moved.drafted:.0f} drafted tokens accepted ({share:.0f}%)"
+    return f"speculation engaged: {moved.accepted:.0f} of {moved.drafted:.0f} drafted tokens accepted ({share:.1f}%)"

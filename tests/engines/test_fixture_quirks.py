@@ -156,7 +156,7 @@ def test_transformers_serve_sends_no_done_and_no_logprobs():
 
 def test_describe_says_engaged_never_or_unreported():
     assert describe(delta(SpecCounters(10, 8, "metrics"), SpecCounters(360, 298, "metrics"))) == \
-        "speculation engaged: 290 of 350 drafted tokens accepted (83%)"
+        "speculation engaged: 290 of 350 drafted tokens accepted (82.9%)"
     assert describe(delta(SpecCounters(5, 5, "metrics"), SpecCounters(5, 5, "metrics"))).startswith(
         "speculation never engaged")
     assert "no draft counters" in describe(delta(None, None))
