@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO / "tests" / "grader_cases"
 
 
-# The kinds of answer shapes the corpus is reported by, in order: the 13 kinds of the issue
-# "Graders, round two", its false positives, and answers stated before their explanation.
+# The kinds of answer shapes the corpus is reported by, in order: 13 kinds of answers real
+# models and answer keys write, false positives, and answers stated before their explanation.
 # Files without an @group line (the first cases) report as earlier/<file name>.
 GROUPS = ("gold_solution", "last_math_span", "labelled", "several_answers", "escaped_latex",
           "choice_text", "sets", "numbers", "intervals", "approx", "percent_words",

@@ -23,16 +23,16 @@ def _fail(message: str, code: int = 2) -> None:
 
 @app.command()
 def run(
-    pack: str = typer.Argument(..., help="Pack or preset name (see `evalsuite tasks`)."),
-    endpoint: List[str] = typer.Option([], "--endpoint", "-e", help=f"Base URL of an OpenAI-compatible server; repeat to spread items over replicas. Default {DEFAULT_ENDPOINT}."),
+    pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name (see `evalsuite tasks`)."),
+    endpoint: List[str] = typer.Option([], "--endpoint", "-e", metavar="URL", help=f"Base URL of an OpenAI-compatible server; repeat to spread items over replicas. Default {DEFAULT_ENDPOINT}."),
     model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists)."),
     api: str = typer.Option("chat", help="chat (chat completions) or completions (raw prompt)."),
-    concurrency: int = typer.Option(4, min=1, help="Requests in flight per endpoint."),
-    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N items (after --subset/--per-subset)."),
+    concurrency: int = typer.Option(4, min=1, metavar="N", help="Requests in flight per endpoint."),
+    limit: Optional[int] = typer.Option(None, min=1, metavar="N", help="Only the first N items (after --subset/--per-subset)."),
     subset: Optional[str] = typer.Option(None, help="Comma-separated subsets (or groups) of the pack."),
-    per_subset: Optional[int] = typer.Option(None, min=1, help="Seeded stratified subsample: N items per subset."),
+    per_subset: Optional[int] = typer.Option(None, min=1, metavar="N", help="Seeded stratified subsample: N items per subset."),
     seed: int = typer.Option(0, help="Seed of the --per-subset subsample."),
-    fewshot: int = typer.Option(0, min=0, help="Few-shot examples from the dev split (packs that have one)."),
+    fewshot: int = typer.Option(0, min=0, metavar="N", help="Few-shot examples from the dev split (packs that have one)."),
     data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder laid out like shared/data (default: the hub)."),
     skip_bad_rows: bool = typer.Option(False, help="Skip dataset rows without a usable gold answer instead of stopping."),
     run_dir: Optional[Path] = typer.Option(None, help="Output folder (default results/<pack>-<time>)."),
@@ -41,13 +41,13 @@ def run(
     temperature: float = typer.Option(0.0),
     top_p: float = typer.Option(1.0),
     request_seed: Optional[int] = typer.Option(0, help="The `seed` sent with each request."),
-    max_tokens: Optional[int] = typer.Option(None, min=1, help="Output token cap (default: the pack's, 1024 for most; 4096 for svg)."),
-    stop: List[str] = typer.Option([], help="Stop sequence; repeatable."),
+    max_tokens: Optional[int] = typer.Option(None, min=1, metavar="N", help="Output token cap (default: the pack's, 1024 for most; 4096 for svg)."),
+    stop: List[str] = typer.Option([], metavar="TEXT", help="Stop sequence; repeatable."),
     reasoning_effort: Optional[str] = typer.Option(None, help="low / medium / high, for servers that take it."),
-    logprobs: Optional[int] = typer.Option(None, min=0, max=20, help="Keep token logprobs with the top-K alternatives (needed by `evalsuite diff`)."),
+    logprobs: Optional[int] = typer.Option(None, min=0, max=20, metavar="N", help="Keep token logprobs with the top-K alternatives (needed by `evalsuite diff`)."),
     extra_body: Optional[str] = typer.Option(None, help='JSON object of server-specific fields, e.g. \'{"top_k": 1, "repeat_penalty": 1.0}\'.'),
     timeout: float = typer.Option(600.0, help="Seconds one request may take, start to end."),
-    max_retries: int = typer.Option(5, min=0, help="Retries per item for 429, 5xx, timeouts and torn streams."),
+    max_retries: int = typer.Option(5, min=0, metavar="N", help="Retries per item for 429, 5xx, timeouts and torn streams."),
     max_downtime: float = typer.Option(300.0, help="Stop the run when an endpoint has not answered for this many seconds."),
     stream: bool = typer.Option(True, help="Stream responses (time to first token). --no-stream for servers whose streams lack usage."),
     label: Optional[str] = typer.Option(None, help="A name for this run in comparisons (e.g. spec-on, IQ3_XXS)."),
@@ -96,7 +96,7 @@ def run(
 
 
 @app.command()
-def show(run_dir: Path = typer.Argument(..., help="A run folder."),
+def show(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run folder."),
          json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON.")) -> None:
     """Summary table of a run: accuracy (Wilson 95%), subsets, errors, tokens, timings."""
     import json
@@ -121,19 +121,11 @@ def tasks() -> None:
     from .tasks import get_pack, pack_names
 
     rows = []
-    for name in pack_names():
-        try:
-            pack = get_pack(name)
-        except ModuleNotFoundError:
-            continue
+    from .tasks.presets import PRESETS
+
+    packs = [(name, get_pack(name)) for name in pack_names()] + [(name, make()) for name, make in PRESETS.items()]
+    for name, pack in packs:
         rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source))
-    try:
-        from .tasks.presets import PRESETS
-        for name, make in PRESETS.items():
-            pack = make()
-            rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source))
-    except ModuleNotFoundError:
-        pass
     width = max(len(r[0]) for r in rows)
     typer.echo(f"{'pack'.ljust(width)}  {'items':>6}  description / data")
     for name, count, desc, source in rows:
@@ -146,7 +138,7 @@ def tasks() -> None:
 
 @app.command("regrade")
 def regrade_cmd(
-    run_dir: Path = typer.Argument(..., help="The run folder to re-grade (it is not modified)."),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="The run folder to re-grade (it is not modified)."),
     data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder, to reload items (option texts) for choice packs."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the changed verdicts as JSON here."),
 ) -> None:
@@ -173,8 +165,8 @@ def regrade_cmd(
 
 @app.command("diff")
 def diff_cmd(
-    baseline: Path = typer.Argument(..., help="The baseline run folder (e.g. speculation off)."),
-    candidate: Path = typer.Argument(..., help="The candidate run folder (e.g. speculation on)."),
+    baseline: Path = typer.Argument(..., metavar="RUN_DIR", help="The baseline run folder (e.g. speculation off)."),
+    candidate: Path = typer.Argument(..., metavar="RUN_DIR", help="The candidate run folder (e.g. speculation on)."),
     tau: Optional[float] = typer.Option(None, help="Near-tie threshold in nats (default 0.05, or by --precision)."),
     precision: Optional[str] = typer.Option(None, help="Set tau by engine precision: fp32, fp16, q8 (0.05), bf16 (0.15), fp8-kv (0.25)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the per-item verdicts and counts as JSON here."),
@@ -192,18 +184,18 @@ def diff_cmd(
 
 @app.command()
 def lossless(
-    pack: str = typer.Argument(..., help="Pack or preset name."),
+    pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name."),
     baseline_endpoint: str = typer.Option(..., help="Base URL of the reference server (e.g. speculation off)."),
     candidate_endpoint: str = typer.Option(..., help="Base URL of the server under test (e.g. speculation on)."),
-    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N items."),
+    limit: Optional[int] = typer.Option(None, min=1, metavar="N", help="Only the first N items."),
     subset: Optional[str] = typer.Option(None, help="Comma-separated subsets of the pack."),
     data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder laid out like shared/data."),
     model: Optional[str] = typer.Option(None, help="Model id to request (default: each endpoint's first)."),
     api: str = typer.Option("chat", help="chat or completions (completions makes --rescore exact)."),
-    max_tokens: int = typer.Option(512, min=1),
-    logprobs: int = typer.Option(5, min=1, max=20, help="Top-K logprobs kept per token."),
+    max_tokens: int = typer.Option(512, min=1, metavar="N"),
+    logprobs: int = typer.Option(5, min=1, max=20, metavar="N", help="Top-K logprobs kept per token."),
     extra_body: Optional[str] = typer.Option(None, help="JSON object sent with every request to both servers."),
-    concurrency: int = typer.Option(1, min=1, help="Requests in flight per endpoint. 1 keeps batching from changing the numbers."),
+    concurrency: int = typer.Option(1, min=1, metavar="N", help="Requests in flight per endpoint. 1 keeps batching from changing the numbers."),
     timeout: float = typer.Option(600.0),
     stream: bool = typer.Option(True, help="--no-stream for servers whose streams lack usage."),
     run_dir: Optional[Path] = typer.Option(None, help="Folder for the two runs (default results/lossless-<pack>-<time>)."),
@@ -231,8 +223,8 @@ def lossless(
 
 @app.command("svg-render")
 def svg_render(
-    run_dir: Path = typer.Argument(..., help="A run folder of the svg pack."),
-    size: int = typer.Option(512, min=16, max=4096, help="Width and height of each PNG."),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run folder of the svg pack."),
+    size: int = typer.Option(512, min=16, max=4096, metavar="PIXELS", help="Width and height of each PNG."),
     timeout: float = typer.Option(20.0, help="Seconds one render may take."),
     force: bool = typer.Option(False, help="Render again even where RUN/renders/ has a PNG."),
     judge_endpoint: Optional[str] = typer.Option(None, help="Also ask this OpenAI-compatible endpoint to score each SVG (writes RUN/judge.jsonl)."),
@@ -265,10 +257,10 @@ def svg_render(
 
 @app.command()
 def gallery(
-    run_dirs: List[Path] = typer.Argument(..., help="Run folders of the svg pack, shown side by side."),
+    run_dirs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders of the svg pack, shown side by side."),
     output: Path = typer.Option(Path("gallery.html"), "--output", "-o", help="The HTML file to write."),
     render: bool = typer.Option(True, help="Render missing PNGs into each RUN/renders/ first (--no-render: use what is there)."),
-    size: int = typer.Option(512, min=16, max=4096),
+    size: int = typer.Option(512, min=16, max=4096, metavar="PIXELS"),
     timeout: float = typer.Option(20.0, help="Seconds one render may take."),
 ) -> None:
     """One self-contained HTML page: each prompt, every run's render, stats and rule checks."""
@@ -284,7 +276,7 @@ def gallery(
 
 @app.command()
 def compare(
-    runs: List[Path] = typer.Argument(..., help="Run folders; each is compared against the first."),
+    runs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders; each is compared against the first."),
     sweep: Optional[str] = typer.Option(None, help="Order the runs by this setting and print one sweep table (a manifest key, or a key in decoding / decoding.extra_body, e.g. label, max_tokens, thinking_budget)."),
     alpha: float = typer.Option(0.05, help="Significance level of the exact McNemar tests."),
     plots: Optional[Path] = typer.Option(None, help="Write the PNG plots into this folder."),
@@ -319,10 +311,10 @@ def gate(
 
 @app.command()
 def report(
-    runs: List[Path] = typer.Argument(..., help="Run folders; each is compared against the first."),
+    runs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders; each is compared against the first."),
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
     diff: Optional[Path] = typer.Option(None, help="JSON from `evalsuite diff --json`: its divergences go in the page."),
-    samples: int = typer.Option(8, min=0, help="Sample transcripts to include (disagreements first)."),
+    samples: int = typer.Option(8, min=0, metavar="N", help="Sample transcripts to include (disagreements first)."),
     alpha: float = typer.Option(0.05, help="Significance level of the exact McNemar tests."),
 ) -> None:
     """One self-contained HTML page: tables, plots, verdict, sample transcripts (reasoning folded)."""
@@ -332,7 +324,13 @@ def report(
 
 
 def main() -> None:
-    app()
+    command = typer.main.get_command(app)
+    # an argument with a metavar shows only it in --help (`RUN_DIR`, not `RUN_DIR <list[Path]>`)
+    for sub in getattr(command, "commands", {}).values():
+        for param in sub.params:
+            if isinstance(param, typer.core.TyperArgument) and param.metavar:
+                param.display_type_rich = lambda ctx: None
+    command()
 
 
 if __name__ == "__main__":

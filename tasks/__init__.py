@@ -34,13 +34,10 @@ def get_pack(name: str) -> Pack:
     if name in PACK_MODULES:
         module = importlib.import_module(f"{__name__}.{PACK_MODULES[name]}")
         return module.PACK
-    try:
-        presets = importlib.import_module(f"{__name__}.presets")
-    except ModuleNotFoundError:
-        presets = None
-    if presets is not None and name in getattr(presets, "PRESETS", {}):
+    presets = importlib.import_module(f"{__name__}.presets")
+    if name in presets.PRESETS:
         return presets.PRESETS[name]()
-    known = ", ".join(pack_names() + sorted(getattr(presets, "PRESETS", {}) if presets else []))
+    known = ", ".join(pack_names() + sorted(presets.PRESETS))
     raise UnknownPackError(f"unknown pack {name!r}; known packs and presets: {known}")
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from dataclasses import replace
-from typing import Any, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..graders import grade
 from ..graders.verdict import Verdict
@@ -226,7 +226,7 @@ def grade_choice(item: Item, answer_text: str) -> Verdict:
 
 def grade_cloze(item: Item, answer_text: str) -> Verdict:
     """Fill-in-the-blank items go to the math grader."""
-    from ..graders import grade_math  # written by the graders engineer; imported when needed
+    from ..graders import grade_math  # sympy and the grading rules: imported when a cloze item is graded
 
     return grade_math(item.gold, answer_text or "")
 
@@ -243,3 +243,80 @@ def unwrap(item: Item) -> tuple[str, Item]:
     pack = meta.pop("pack")
     inner = replace(item, id=meta.pop("inner_id"), subset=meta.pop("inner_subset"), meta=meta)
     return pack, inner
+
+
+# --- Chinese subject exams (ceval, cmmlu): one CSV per subject, four options, one letter ---
+
+@dataclass(frozen=True)
+class SubjectExam:
+    """A pack of four-option questions kept as one CSV file per subject: the question split
+    to ask, a dev split for few-shot examples, and a prompt naming the subject in Chinese.
+    The pack file gives its subjects, prompt, column names and where each file lives."""
+
+    name: str
+    subjects: Mapping[str, tuple[str, str]]         # subject -> (Chinese name, category)
+    prompt_text: str                                # {subject}, {question}, {options}
+    answer_line: str                                # the assistant turn of a few-shot example
+    question_column: str
+    answer_column: str
+    split: str                                      # the split whose rows are the items
+    location: Callable[[Any, str, str], str]        # (LoadOptions, split, subject) -> path or URL
+    dev_per_subject: int = 5
+
+    @property
+    def columns(self) -> list[str]:
+        return [self.question_column, "A", "B", "C", "D", self.answer_column]
+
+    def user_text(self, subject: str, question: str, choices: tuple[str, ...]) -> str:
+        return self.prompt_text.format(subject=self.subjects[subject][0], question=question,
+                                       options=format_options(choices))
+
+    def prompt(self, item: Item) -> list[dict[str, str]]:
+        shots = fewshot_messages(item.meta.get("fewshot", ()), self.answer_line)
+        return shots + [{"role": "user", "content": self.user_text(item.subset, item.question, item.choices)}]
+
+    def row(self, index: int, row: Mapping[str, str], location: str) -> tuple[str, tuple[str, ...], str]:
+        """(question, the four options, the gold letter) of one CSV row, or BadDataError naming it."""
+        question = clean_text(row[self.question_column])
+        choices = tuple(clean_text(row[letter]) for letter in "ABCD")
+        gold = parse_gold_letters(clean_text(row[self.answer_column]), len(choices))
+        if not question:
+            raise bad_row(location, index, "empty question")
+        if gold is None or len(gold) != 1:
+            raise bad_row(location, index, f"{self.answer_column} {row[self.answer_column]!r:.40} is not one of A-D")
+        return question, choices, gold
+
+    def fewshot(self, opts: Any, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+        """The first K dev rows of each subject as (user text, gold letter)."""
+        if opts.fewshot > self.dev_per_subject:
+            raise BadDataError(f"{self.name}: the dev split has {self.dev_per_subject} examples per subject; "
+                               f"--fewshot {opts.fewshot} asks for more")
+        locations = {s: self.location(opts, "dev", s) for s in subjects}
+        tables = read_csv_files(locations, self.columns)
+        shots = {}
+        for subject, rows in tables.items():
+            examples = []
+            for index, row in enumerate(rows[: opts.fewshot]):
+                question, choices, gold = self.row(index, row, locations[subject])
+                examples.append((self.user_text(subject, question, choices), gold))
+            shots[subject] = tuple(examples)
+        return shots
+
+    def load(self, opts: Any) -> list[Item]:
+        subjects = select_subsets(self.name, opts.subsets, sorted(self.subjects))
+        locations = {s: self.location(opts, self.split, s) for s in subjects}
+        tables = read_csv_files(locations, self.columns)
+        shots = self.fewshot(opts, subjects) if opts.fewshot else {}
+        items: list[Item] = []
+        for subject in subjects:
+            for index, row in enumerate(tables[subject]):
+                try:
+                    question, choices, gold = self.row(index, row, locations[subject])
+                except BadDataError:
+                    if not opts.skip_bad_rows:
+                        raise
+                    continue
+                meta = {"lang": "zh", "kind": "choice", "fewshot": shots.get(subject, ())}
+                items.append(Item(id=f"{subject}/{index}", subset=subject, question=question, gold=gold,
+                                  choices=choices, meta=meta))
+        return sample_per_subset(items, opts.per_subset, opts.seed)

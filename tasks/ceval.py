@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._exam import (bad_row, clean_text, fewshot_messages, format_options, grade_choice,
-                    parse_gold_letters, read_csv_files, sample_per_subset, select_subsets)
-from .pack import BadDataError, Item, LoadOptions, Pack
+from ._exam import SubjectExam, grade_choice
+from .pack import LoadOptions, Pack
 
 VERSION = "1"
 HUB_ZIP = "https://huggingface.co/datasets/ceval/ceval-exam/resolve/main/ceval-exam.zip"
@@ -91,22 +90,7 @@ PROMPT = ("以下是中国关于{subject}考试的单项选择题，请选出其
 ANSWER_LINE = "答案：{letter}"  # the assistant turn of a few-shot example
 TEMPLATE = PROMPT + "\n---\n" + ANSWER_LINE
 
-COLUMNS = ["question", "A", "B", "C", "D", "answer"]
-
-
-def _user_text(subject: str, question: str, choices: tuple[str, ...]) -> str:
-    return PROMPT.format(subject=SUBJECTS[subject][0], question=question, options=format_options(choices))
-
-
-def prompt(item: Item) -> list[dict[str, str]]:
-    shots = fewshot_messages(item.meta.get("fewshot", ()), ANSWER_LINE)
-    return shots + [{"role": "user", "content": _user_text(item.subset, item.question, item.choices)}]
-
-
-grade = grade_choice
-
-
-# --- loading ------------------------------------------------------------------------------
+# --- loading: val rows, dev rows as few-shot examples (tasks/_exam.SubjectExam) -------------
 
 def _location(opts: LoadOptions, split: str, subject: str) -> str:
     name = f"{subject}_{split}.csv"
@@ -115,51 +99,12 @@ def _location(opts: LoadOptions, split: str, subject: str) -> str:
     return str(Path(opts.data_dir) / "ceval" / split / name)
 
 
-def _row(subject: str, index: int, row: dict[str, str], location: str) -> tuple[str, tuple[str, ...], str]:
-    question = clean_text(row["question"])
-    choices = tuple(clean_text(row[letter]) for letter in "ABCD")
-    gold = parse_gold_letters(clean_text(row["answer"]), len(choices))
-    if not question:
-        raise bad_row(location, index, "empty question")
-    if gold is None or len(gold) != 1:
-        raise bad_row(location, index, f"answer {row['answer']!r:.40} is not one of A-D")
-    return question, choices, gold
-
-
-def _fewshot(opts: LoadOptions, subjects: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
-    if opts.fewshot > DEV_PER_SUBJECT:
-        raise BadDataError(f"ceval: the dev split has {DEV_PER_SUBJECT} examples per subject; "
-                           f"--fewshot {opts.fewshot} asks for more")
-    locations = {s: _location(opts, "dev", s) for s in subjects}
-    tables = read_csv_files(locations, COLUMNS)
-    shots = {}
-    for subject, rows in tables.items():
-        examples = []
-        for index, row in enumerate(rows[: opts.fewshot]):
-            question, choices, gold = _row(subject, index, row, locations[subject])
-            examples.append((_user_text(subject, question, choices), gold))
-        shots[subject] = tuple(examples)
-    return shots
-
-
-def load(opts: LoadOptions) -> list[Item]:
-    subjects = select_subsets("ceval", opts.subsets, SUBSETS)
-    locations = {s: _location(opts, "val", s) for s in subjects}
-    tables = read_csv_files(locations, COLUMNS)
-    shots = _fewshot(opts, subjects) if opts.fewshot else {}
-    items: list[Item] = []
-    for subject in subjects:
-        for index, row in enumerate(tables[subject]):
-            try:
-                question, choices, gold = _row(subject, index, row, locations[subject])
-            except BadDataError:
-                if not opts.skip_bad_rows:
-                    raise
-                continue
-            meta = {"lang": "zh", "kind": "choice", "fewshot": shots.get(subject, ())}
-            items.append(Item(id=f"{subject}/{index}", subset=subject, question=question, gold=gold,
-                              choices=choices, meta=meta))
-    return sample_per_subset(items, opts.per_subset, opts.seed)
+EXAM = SubjectExam(name="ceval", subjects=SUBJECTS, prompt_text=PROMPT, answer_line=ANSWER_LINE,
+                   question_column="question", answer_column="answer", split="val", location=_location,
+                   dev_per_subject=DEV_PER_SUBJECT)
+prompt = EXAM.prompt
+load = EXAM.load
+grade = grade_choice
 
 
 PACK = Pack(

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._exam import (bad_row, clean_text, fewshot_messages, format_options, grade_choice,
-                    parse_gold_letters, read_csv_files, sample_per_subset, select_subsets)
-from .pack import BadDataError, Item, LoadOptions, Pack
+from ._exam import SubjectExam, grade_choice
+from .pack import LoadOptions, Pack
 
 VERSION = "1"
 COMMIT = "d6e7b716d8ac694f38969a6c0407437d1fded799"  # haonan-li/CMMLU
@@ -118,22 +117,7 @@ PROMPT = ("以下是关于{subject}的单项选择题，请选出正确答案。
 ANSWER_LINE = "答案：{letter}"  # the assistant turn of a few-shot example
 TEMPLATE = PROMPT + "\n---\n" + ANSWER_LINE
 
-COLUMNS = ["Question", "A", "B", "C", "D", "Answer"]
-
-
-def _user_text(subject: str, question: str, choices: tuple[str, ...]) -> str:
-    return PROMPT.format(subject=SUBJECTS[subject][0], question=question, options=format_options(choices))
-
-
-def prompt(item: Item) -> list[dict[str, str]]:
-    shots = fewshot_messages(item.meta.get("fewshot", ()), ANSWER_LINE)
-    return shots + [{"role": "user", "content": _user_text(item.subset, item.question, item.choices)}]
-
-
-grade = grade_choice
-
-
-# --- loading ------------------------------------------------------------------------------
+# --- loading: test rows, dev rows as few-shot examples (tasks/_exam.SubjectExam) -------------
 
 def _location(opts: LoadOptions, split: str, subject: str) -> str:
     if opts.data_dir is None:
@@ -141,51 +125,12 @@ def _location(opts: LoadOptions, split: str, subject: str) -> str:
     return str(Path(opts.data_dir) / "cmmlu" / split / f"{subject}.csv")
 
 
-def _row(index: int, row: dict[str, str], location: str) -> tuple[str, tuple[str, ...], str]:
-    question = clean_text(row["Question"])
-    choices = tuple(clean_text(row[letter]) for letter in "ABCD")
-    gold = parse_gold_letters(clean_text(row["Answer"]), len(choices))
-    if not question:
-        raise bad_row(location, index, "empty question")
-    if gold is None or len(gold) != 1:
-        raise bad_row(location, index, f"Answer {row['Answer']!r:.40} is not one of A-D")
-    return question, choices, gold
-
-
-def _fewshot(opts: LoadOptions, subjects: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
-    if opts.fewshot > DEV_PER_SUBJECT:
-        raise BadDataError(f"cmmlu: the dev split has {DEV_PER_SUBJECT} examples per subject; "
-                           f"--fewshot {opts.fewshot} asks for more")
-    locations = {s: _location(opts, "dev", s) for s in subjects}
-    tables = read_csv_files(locations, COLUMNS)
-    shots = {}
-    for subject, rows in tables.items():
-        examples = []
-        for index, row in enumerate(rows[: opts.fewshot]):
-            question, choices, gold = _row(index, row, locations[subject])
-            examples.append((_user_text(subject, question, choices), gold))
-        shots[subject] = tuple(examples)
-    return shots
-
-
-def load(opts: LoadOptions) -> list[Item]:
-    subjects = select_subsets("cmmlu", opts.subsets, SUBSETS)
-    locations = {s: _location(opts, "test", s) for s in subjects}
-    tables = read_csv_files(locations, COLUMNS)
-    shots = _fewshot(opts, subjects) if opts.fewshot else {}
-    items: list[Item] = []
-    for subject in subjects:
-        for index, row in enumerate(tables[subject]):
-            try:
-                question, choices, gold = _row(index, row, locations[subject])
-            except BadDataError:
-                if not opts.skip_bad_rows:
-                    raise
-                continue
-            meta = {"lang": "zh", "kind": "choice", "fewshot": shots.get(subject, ())}
-            items.append(Item(id=f"{subject}/{index}", subset=subject, question=question, gold=gold,
-                              choices=choices, meta=meta))
-    return sample_per_subset(items, opts.per_subset, opts.seed)
+EXAM = SubjectExam(name="cmmlu", subjects=SUBJECTS, prompt_text=PROMPT, answer_line=ANSWER_LINE,
+                   question_column="Question", answer_column="Answer", split="test", location=_location,
+                   dev_per_subject=DEV_PER_SUBJECT)
+prompt = EXAM.prompt
+load = EXAM.load
+grade = grade_choice
 
 
 PACK = Pack(

@@ -8,10 +8,7 @@ import math
 
 import pytest
 
-try:
-    from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
-except ImportError:  # tests/ imported as a package
-    from tests.runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
+from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
 
 from evalsuite.analysis import stats
 from evalsuite.analysis.compare import (

@@ -66,3 +66,15 @@ def test_anything_but_plain_identical_goes_down_the_per_token_path():
     assert identical_by_columns(same, same, table(opaque), table(opaque)) is None
     # no tokens kept
     assert identical_by_columns(same, same, None, None) is None
+
+
+def test_tokens_from_columns_equal_tokens_from_entries_on_awkward_values():
+    from evalsuite.analysis.diff import tokens_from_table, tokens_of
+
+    e = entries(["a", "\u00e9", "", "b"], seed=3)
+    e[1]["logprob"] = float("-inf")
+    e[2].update(id=None, bytes=None)                       # a partial-byte token
+    e[3]["top"] = []                                       # no alternatives
+    e[0]["top"][1]["logprob"] = None
+    rows = TokenColumns.from_entries(e).entries()          # what the side file gives back
+    assert tokens_from_table(table(e)) == tokens_of({"logprobs": rows})

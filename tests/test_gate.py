@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
-except ImportError:  # tests/ imported as a package
-    from tests.runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
+from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
 
 from evalsuite.analysis.gate import gate_main
 

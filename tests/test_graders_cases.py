@@ -1,7 +1,7 @@
 """The labelled corpus in tests/grader_cases/ and MATH-500 self-consistency on real data.
 
-The corpus (tests/grader_cases/README.md): the first per-category files, and pairs for the 13
-kinds of answers of the issue "Graders, round two", its false-positive shapes and answers
+The corpus (tests/grader_cases/README.md): the first per-category files, and pairs for 13
+kinds of answers real models and answer keys write, false-positive shapes and answers
 stated before their explanation (generated.jsonl, written by make_corpus.py from exact values
 and real answer keys, and the shapes_by_hand*.txt files). Targets: accuracy >= 97%, false
 negatives <= 3%, false positives <= 1% (undecided counts as not equal). Speed is measured by

@@ -1,4 +1,4 @@
-"""Round two of the graders: answers as real models and real answer keys write them.
+"""Graders on answers as real models and real answer keys write them.
 
 Each case is (gold, response, equal): golds as answer keys write them (bare LaTeX, a short
 solution with a box, escaped backslashes, option letters with their text), responses as

@@ -1,4 +1,4 @@
-"""Reliability (issue 3): faulty servers, killed processes and bad input lose and duplicate nothing.
+"""Reliability: faulty servers, killed processes and bad input lose and duplicate nothing.
 
 Every run here is `python -m evalsuite.cli run ...` in its own process, against tests/fault_server.py
 (a deterministic fault-injecting OpenAI-compatible server in a thread of this process) or, for the

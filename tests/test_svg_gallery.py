@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import base64
-import html
 import re
 
 import pytest
+from markupsafe import escape
 
 from test_svg_grader import NS, PELICAN
 from test_svg_render import RED_SQUARE, svg_run
@@ -46,7 +46,7 @@ def test_gallery_shows_every_prompt_with_embedded_renders(two_runs, tmp_path):
     items = {i.id: i for i in pack.load(LoadOptions())}
     for item_id in ("svg/pelican-bicycle", "svg/traffic-light", "svg/home-icon", "svg/bar-chart"):
         assert f"<h2>{item_id}</h2>" in page
-        assert html.escape(pack.prompt(items[item_id])[0]["content"]) in page
+        assert str(escape(pack.prompt(items[item_id])[0]["content"])) in page
     assert "spec-off" in page and "spec-on" in page
     # renders: pelican (a), hostile home icon (a), red square (b), traffic light (b)
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
@@ -56,11 +56,12 @@ def test_gallery_shows_every_prompt_with_embedded_renders(two_runs, tmp_path):
     assert not re.search(r"<script", page, re.I)
     assert not re.search(r'(src|href)="(?!data:)', page)
     assert "Content-Security-Policy" in page
-    assert "&lt;image href=&quot;file:///etc/passwd&quot;" in page and '<image href="file' not in page
+    assert str(escape('<image href="file:///etc/passwd"')) in page and '<image href="file' not in page
     # stats, rule results and outcomes are shown
     assert "path cmds" in page and "exactly 3 &lt;circle&gt;" in page
     assert page.count('class="outcome correct"') == 3 and "not in this run" in page
-    assert "no-svg" in page or "no SVG" in page
+    # an answer without SVG: said once, and what the model wrote instead is shown
+    assert "what the model wrote (no SVG in the answer)" in page and "Sorry, no." in page
 
 
 def test_gallery_without_rendering_uses_only_what_is_there(two_runs, tmp_path):

@@ -150,10 +150,7 @@ def test_scripts_are_dropped():
 
 # ----------------------------------------------------------------------------- run folders
 
-try:
-    from runfactory import make_run, rec
-except ImportError:  # tests/ imported as a package
-    from tests.runfactory import make_run, rec
+from runfactory import make_run, rec
 
 
 def svg_run(path: Path, answers: dict[str, str | None], label: str | None = None) -> Path:

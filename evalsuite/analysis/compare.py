@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from ..store import Run, RunFolderError, load_run
-from .stats import McNemar, mcnemar_exact, mean, median, percentile, wilson
+from .stats import McNemar, accuracy, mcnemar_exact, mean, median, percentile, wilson
 
 DERIVED_HOW = "derived: completion_tokens × reasoning chars ÷ (reasoning + answer chars)"
 
@@ -139,8 +139,7 @@ class SubsetStats:
 
     @property
     def accuracy(self) -> float | None:
-        graded = self.n - self.n_errors
-        return self.n_correct / graded if graded else None
+        return accuracy(self.n_correct, self.n, self.n_errors)
 
 
 @dataclass(frozen=True)
@@ -249,7 +248,7 @@ class RunStats:
     @property
     def accuracy(self) -> float | None:
         """correct / (items − errors), as docs/records.md defines it."""
-        return self.n_correct / self.graded if self.graded else None
+        return accuracy(self.n_correct, self.n, self.n_errors)
 
     @property
     def ci95(self) -> tuple[float, float]:
@@ -263,16 +262,14 @@ def run_stats(run: Run, ids: Sequence[str], name: str | None = None, server_time
     by_id = run.by_id
     records = [by_id[i] for i in ids]
     outcomes = [r.get("outcome") for r in records]
-    subset_names = sorted({str(r.get("subset")) for r in records})
-    subsets = tuple(
-        SubsetStats(
-            subset=s,
-            n=sum(1 for r in records if str(r.get("subset")) == s),
-            n_correct=sum(1 for r in records if str(r.get("subset")) == s and is_correct(r)),
-            n_errors=sum(1 for r in records if str(r.get("subset")) == s and is_error(r)),
-        )
-        for s in subset_names
-    )
+    counts: dict[str, list[int]] = {}          # subset -> [n, correct, errors], in one pass
+    for r in records:
+        c = counts.setdefault(str(r.get("subset")), [0, 0, 0])
+        c[0] += 1
+        c[1] += is_correct(r)
+        c[2] += is_error(r)
+    subsets = tuple(SubsetStats(subset=s, n=n, n_correct=correct, n_errors=errors)
+                    for s, (n, correct, errors) in sorted(counts.items()))
     return RunStats(
         name=name or run.name,
         path=str(run.path),

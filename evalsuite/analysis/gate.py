@@ -279,6 +279,10 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     fp_c = (cand.manifest.get("dataset") or {}).get("fingerprint")
     if not fp_b or not fp_c:
         raise GateInputError(f"{'baseline' if not fp_b else 'candidate'} manifest has no dataset.fingerprint")
+    pack_b, pack_c = base.manifest.get("pack"), cand.manifest.get("pack")
+    if pack_b != pack_c:
+        raise GateInputError(f"different packs: baseline {pack_b!r} vs candidate {pack_c!r} (a gate compares "
+                             f"two runs of the same pack)")
     if fp_b != fp_c:
         raise GateInputError(f"different items: baseline fingerprint {fp_b[:12]} vs candidate {fp_c[:12]} "
                              f"(run both on the same pack, subsets, seed and limit)")
@@ -307,11 +311,9 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     if weak and not s.allow_underpowered:
         raise GateInputError(weak + " (add items, raise --max-drop, or pass --allow-underpowered to run it anyway)")
     accuracy, words = accuracy_check(pair, s)
-    checks = [accuracy]
-    all_words = [words]
     errors, error_words = errors_check(base, cand, s)
-    checks.append(errors)
-    all_words.append(error_words)
+    checks = [accuracy, errors]
+    check_words = [words, error_words]
     counts: dict[str, int] = {}
     if diff_data is not None:
         counts = diff_counts(diff_data, s.diff)
@@ -321,7 +323,10 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
             divergence_words += (f"; {counts['not_greedy']} item(s) not greedy (a run did not decode greedily: "
                                  f"see the diff's notes)")
         checks.append(Check("real divergences", real_ok, divergence_words))
-        all_words.append(divergence_words)
+        check_words.append(divergence_words)
+    # the line leads with what decided: the failed checks first, then the ones that passed
+    all_words = ([w for c, w in zip(checks, check_words) if c.passed is False]
+                 + [w for c, w in zip(checks, check_words) if c.passed is not False])
     if weak:
         all_words.append("WARNING underpowered: " + weak)
     elif pw is not None:

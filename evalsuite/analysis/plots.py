@@ -39,7 +39,9 @@ def accuracy_vs_tokens(cmp: "Comparison") -> bytes:
             continue
         lo, hi = run.ci95
         y = 100 * run.accuracy
-        ax.errorbar([x], [y], yerr=[[y - 100 * lo], [100 * hi - y]], fmt="o", capsize=4, label=run.name)
+        # max(0, ...): at 0 % or 100 % the Wilson bound can land a rounding error past the point
+        ax.errorbar([x], [y], yerr=[[max(0.0, y - 100 * lo)], [max(0.0, 100 * hi - y)]], fmt="o", capsize=4,
+                    label=run.name)
         ax.annotate(run.name, (x, y), textcoords="offset points", xytext=(6, 6), fontsize=8)
     ax.set_xlabel("mean output tokens per item")
     ax.set_ylabel("accuracy (%), Wilson 95%")

@@ -11,6 +11,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 
+def accuracy(n_correct: int, n_items: int, n_errors: int) -> float | None:
+    """correct / (items − errors), as docs/records.md defines it: an item that errored was never
+    answered, so it counts neither way. None when no item was graded."""
+    graded = n_items - n_errors
+    return n_correct / graded if graded else None
+
+
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval for k successes in n trials (z=1.96: 95%).
 

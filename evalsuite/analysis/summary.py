@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .stats import median, wilson
+from .stats import accuracy, median, wilson
 
 OUTCOMES = ("correct", "wrong", "unextracted", "truncated", "error")
 
@@ -18,7 +18,7 @@ def _rates(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n_items": n, "n_correct": counts["correct"], "n_wrong": counts["wrong"],
         "n_unextracted": counts["unextracted"], "n_truncated": counts["truncated"], "n_errors": counts["error"],
-        "accuracy": counts["correct"] / graded if graded else None, "accuracy_ci95": [lo, hi],
+        "accuracy": accuracy(counts["correct"], n, counts["error"]), "accuracy_ci95": [lo, hi],
     }
 
 
@@ -106,7 +106,7 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
                      "a number (speculative tokens: llama-server sends none); they are never read as certain")
     subsets = summary.get("subsets") or []
     if len(subsets) > 1:
-        width = max(len(s["subset"]) for s in subsets)
+        width = max(len("subset"), *(len(s["subset"]) for s in subsets))
         lines.append("")
         lines.append(f"{'subset'.ljust(width)}  {'n':>5}  {'acc':>6}  {'95% CI':>13}  unext  trunc  err")
         for s in subsets:
@@ -115,7 +115,8 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     cats = summary.get("categories") or []
     if cats:
         lines.append("")
-        width = max(len(c["category"]) for c in cats)
+        width = max(len("category"), *(len(c["category"]) for c in cats))
+        lines.append(f"{'category'.ljust(width)}  {'n':>5}  {'acc':>6}  {'95% CI':>13}")
         for c in cats:
             lines.append(f"{c['category'].ljust(width)}  {c['n_items']:>5}  {_pct(c['accuracy'])}  {_ci(c['accuracy_ci95']):>13}")
     if summary.get("extraction_variants"):
