@@ -40,7 +40,7 @@ def baseline_server(transformers_py, tiny_hf):
     server.stop()
 
 
-def test_prompt_lookup_on_vs_off_is_lossless(tmp_path, data_dir, tiny_hf, baseline_server):
+def test_prompt_lookup_on_vs_off_is_lossless(transformers_py, tmp_path, data_dir, tiny_hf, baseline_server):
     with TransformersServer(with_prompt_lookup(tiny_hf(), tmp_path / "lookup-model")) as cand:
         data = lossless(tmp_path, data_dir, baseline_server.url, cand.url, "tf-lookup", "--no-stream",
                         n_items=N)
@@ -51,7 +51,8 @@ def test_prompt_lookup_on_vs_off_is_lossless(tmp_path, data_dir, tiny_hf, baseli
     assert same == N
 
 
-def test_without_logprobs_only_differing_texts_are_undetermined(tmp_path, data_dir, tiny_hf, baseline_server):
+def test_without_logprobs_only_differing_texts_are_undetermined(transformers_py, tmp_path, data_dir, tiny_hf,
+                                                               baseline_server):
     base_dir = run(tmp_path, data_dir, baseline_server.url, "base", n_items=N)
     with TransformersServer(tiny_hf(perturb=0.05)) as cand:
         cand_dir = run(tmp_path, data_dir, cand.url, "perturbed", n_items=N)

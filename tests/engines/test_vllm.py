@@ -23,7 +23,7 @@ def baseline_server(vllm_py, tiny_hf):
     server.stop()
 
 
-def test_ngram_speculation_on_vs_off_is_lossless(tmp_path, data_dir, tiny_hf, baseline_server):
+def test_ngram_speculation_on_vs_off_is_lossless(vllm_py, tmp_path, data_dir, tiny_hf, baseline_server):
     (cand,) = start_all(VllmServer(tiny_hf(), ngram=True))
     try:
         drafts_before, accepted_before = cand.metric(DRAFTS), cand.metric(ACCEPTED)
@@ -42,7 +42,7 @@ def test_ngram_speculation_on_vs_off_is_lossless(tmp_path, data_dir, tiny_hf, ba
     assert_identical_texts_are_identical(data, tmp_path / "vllm-spec" / "baseline", tmp_path / "vllm-spec" / "candidate")
 
 
-def test_perturbed_weights_are_real_divergences(tmp_path, data_dir, tiny_hf, baseline_server):
+def test_perturbed_weights_are_real_divergences(vllm_py, tmp_path, data_dir, tiny_hf, baseline_server):
     base_dir = run(tmp_path, data_dir, baseline_server.url, "base")
     (cand,) = start_all(VllmServer(tiny_hf(perturb=0.05)))
     try:
