@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .logprob_entries import scored_or_none
 from .store import TokenColumns
 
 try:  # about 3x faster than the stdlib on the streamed chunks
@@ -56,7 +57,7 @@ class Decoding:
 class Request:
     item_id: str
     messages: tuple[dict[str, str], ...] | None = None   # chat
-    prompt: str | None = None                           # completions
+    prompt: str | list | None = None                    # completions (a list: llama-server's [text, id, ...] form)
 
     @property
     def sha256(self) -> str:
@@ -76,6 +77,9 @@ class Response:
     logprobs: TokenColumns | None   # generated tokens with their top-K logprobs, column by column
     model: str | None
     endpoint: str
+    # tokens the server sent without a number (llama-server's drafted tokens: logprob 0.0 with no
+    # alternatives, or stream chunks with text and no logprobs), when it sent logprobs for others
+    logprobs_missing: int = 0
 
 
 class EndpointError(Exception):
@@ -160,17 +164,26 @@ class _ThinkSplitter:
         return "", out
 
 
-def _add_chat_tokens(tokens: TokenColumns, lp: Any, part: str) -> None:
-    """Chat-API logprobs {content: [{token, bytes, id?, logprob, top_logprobs: [...]}]}."""
+def _add_chat_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> int:
+    """Chat-API logprobs {content: [{token, bytes, id?, logprob, top_logprobs: [...]}]}. An entry
+    with logprob 0.0 and no alternatives although some were asked for was never scored
+    (llama-server's drafted tokens): kept with logprob None, never as certainty."""
     content = lp.get("content") if isinstance(lp, dict) else None
     if content:
-        tokens.extend(content, part)
+        kept = scored_or_none(content, top_k)
+        tokens.extend(kept, part)
+        if kept is not content:
+            return sum(1 for a, b in zip(kept, content) if a is not b)
+    return 0
 
 
-def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str) -> None:
-    """Completions-API logprobs {tokens, token_logprobs, top_logprobs: [{token: lp}]}."""
+def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> int:
+    """Completions-API logprobs {tokens, token_logprobs, top_logprobs: [{token: lp}]}; llama-server
+    answers /v1/completions in the chat shape."""
     if not isinstance(lp, dict):
-        return
+        return 0
+    if isinstance(lp.get("content"), list):
+        return _add_chat_tokens(tokens, lp, part, top_k)
     texts = lp.get("tokens") or []
     lps = lp.get("token_logprobs") or []
     tops = lp.get("top_logprobs") or []
@@ -178,6 +191,7 @@ def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str) -> None:
         top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
         tokens.add(text, None, None, lps[i] if i < len(lps) else None, part,
                    [{"token": t, "logprob": v} for t, v in top.items()])
+    return 0
 
 
 def _extra(obj: Any, key: str) -> Any:
@@ -277,9 +291,19 @@ class Endpoint:
     async def complete(self, request: Request, model: str, decoding: Decoding) -> Response:
         """One attempt, bounded by the per-request timeout. Raises EndpointError."""
         progress = {"opened": False, "events": 0}
+        # one deadline for the item's request, however many times it is re-sent below
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+
+        def left() -> float:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise asyncio.TimeoutError
+            return remaining
+
         try:
             try:
-                return await asyncio.wait_for(self._stream(request, model, decoding, progress=progress), timeout=self.timeout)
+                return await asyncio.wait_for(self._stream(request, model, decoding, progress=progress), timeout=left())
             except (EndpointError, asyncio.TimeoutError) as e:
                 dropped = isinstance(e, EndpointError) and e.kind == "stream_broken"
                 stalled = isinstance(e, asyncio.TimeoutError) and progress["opened"]
@@ -291,12 +315,12 @@ class Endpoint:
                 # request unstreamed says why (a 400 naming the context length), so the item is
                 # recorded as what it is, not as a torn stream or a timeout.
                 try:
-                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=self.timeout)
+                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=left())
                 except EndpointError as again:
                     if again.kind != "stream_broken":
                         raise
                     # the pooled keep-alive connection it went out on was the broken one: once more, fresh
-                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=self.timeout)
+                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=left())
         except asyncio.TimeoutError:
             raise EndpointError("timeout", f"no complete response within {self.timeout:g} s") from None
         except EndpointError as e:
@@ -350,9 +374,10 @@ class Endpoint:
         ttft = ttfa = None
         events = 0
         splitter = _ThinkSplitter()
+        unscored = 0   # entries without a number, and chunks of text that came with no logprobs
 
         def absorb(field_reasoning: str | None, content: str | None, lp: Any, finish: str | None) -> None:
-            nonlocal reasoning_source, ttft, ttfa, finish_reason
+            nonlocal reasoning_source, ttft, ttfa, finish_reason, unscored
             now = time.perf_counter()
             if field_reasoning:
                 reasoning_source = "field"
@@ -370,7 +395,9 @@ class Endpoint:
                         ttfa = now - t0
             if tokens is not None and lp is not None:
                 part = "reasoning" if (field_reasoning and not content) or splitter.state == "thinking" else "answer"
-                (_add_chat_tokens if chat else _add_legacy_tokens)(tokens, lp, part)
+                unscored += (_add_chat_tokens if chat else _add_legacy_tokens)(tokens, lp, part, decoding.logprobs)
+            elif tokens is not None and (content or field_reasoning):
+                unscored += 1
             if finish:
                 finish_reason = finish
 
@@ -432,6 +459,11 @@ class Endpoint:
         if ans:
             answer.append(ans)
         if finish_reason is None:
+            if events and progress is not None and progress.get("done"):
+                # a clean end on the wire, but no finish: the server cut the answer
+                raise EndpointError("stream_broken", "the stream ended with [DONE] but without a finish_reason: "
+                                    "the server cut it (llama-cpp-python does this when another request arrives; "
+                                    "start it with --interrupt_requests false, or run with --concurrency 1)")
             raise EndpointError("stream_broken", "the stream ended without a finish_reason"
                                 + ("" if events else " (HTTP 200 with no events at all)"))
         answer_text = "".join(answer)
@@ -443,6 +475,8 @@ class Endpoint:
             finish_reason=finish_reason, usage=usage_dict(usage),
             timing={"started_at": started_at, "ttft_s": ttft, "ttfa_s": ttfa, "total_s": total},
             server_timings=server_timings, logprobs=tokens, model=response_model, endpoint=self.url,
+            # only "partly": a server that sent no logprobs at all is told apart by its empty tokens
+            logprobs_missing=unscored if tokens is not None and len(tokens) else 0,
         )
 
     async def _sse(self, path: str, body: dict[str, Any], progress: dict[str, Any] | None):
@@ -485,6 +519,8 @@ class Endpoint:
                     payload = b"\n".join(data)
                     data = []
                     if payload.startswith(b"[DONE]"):
+                        if progress is not None:
+                            progress["done"] = True
                         await _drain(response)
                         return
                     chunk = loads_json(payload)

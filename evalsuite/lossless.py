@@ -123,6 +123,14 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     except (UsageError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    # the servers' own draft counters around each run (the runner keeps them in the manifest)
+    speculation = {role: _speculation_of(folders[role]) for role in folders}
+    for role, report in speculation.items():
+        if report:
+            echo(f"{role} {report['summary']}")
+    if ((speculation["baseline"] or {}).get("during_run") or {}).get("drafted", 0) > 0:
+        echo("warning: the baseline drafted tokens: run the baseline with speculation off, or its logprobs "
+             "may be missing where drafts were accepted")
     code = diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
                      json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
                      rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo)
@@ -133,3 +141,14 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
               f"{resume_command(s.argv, root)} --retry-errors", file=sys.stderr)
         return EXIT_FAIL
     return code
+
+
+def _speculation_of(run_dir: Path) -> dict | None:
+    """The run's speculation report (manifest `speculation`, one endpoint per lossless run)."""
+    from .store import read_manifest
+
+    try:
+        reports = read_manifest(run_dir).get("speculation") or {}
+    except (OSError, ValueError):
+        return None
+    return next(iter(reports.values()), None)

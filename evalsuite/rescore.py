@@ -4,7 +4,11 @@ Some divergences cannot be classified from the records alone: the baseline stopp
 server sent no logprobs for some tokens (llama-server: accepted draft tokens; SGLang: the
 reasoning), or the tokens are partial UTF-8 bytes that llama-cpp-python names "". Rescoring
 sends the prompt plus the common prefix to the baseline endpoint as a completions call with
-max_tokens 1 and top logprobs, and reads both tokens' logprobs there.
+max_tokens 1 and top logprobs, and reads both tokens' logprobs there. When every token id is
+known (llama-server), the prefix goes as token ids (`prompt: [text, id, id, ...]`, llama-server's
+mixed form), so partial UTF-8 bytes and re-tokenisation do not matter and tokens are matched by
+id; a token outside the top-20 is asked for again with the top-1000 (llama-server answers with
+up to the whole vocabulary), which turns a real divergence's bound margin into an exact one.
 
 Limits (docs/lossless.md): exact only for completions-API runs, where the prompt text is in the
 record and the server re-tokenises prompt + prefix the same way it generated it (true for a
@@ -27,7 +31,9 @@ from typing import Any
 from .analysis.diff import DiffResult, ItemDiff, Tok, TokenView, classify_margin, tokens_of
 
 RESCORE_TOP = 20
+DEEP_TOP = 1000   # llama-server gives up to the whole vocabulary; vLLM refuses past --max-logprobs
 TIMEOUT_S = 60.0
+Alternative = tuple[str, "int | None", float]   # (text, id, logprob) of one next-token candidate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +53,15 @@ class Rescorer:
         self.retry = retry or RetryPolicy(max_retries=3, max_total=120.0)
         self.loop = asyncio.new_event_loop()
 
-    def top(self, model: str | None, prompt: str, extra_body: dict[str, Any]) -> dict[str, float]:
-        return self.loop.run_until_complete(self._top(model, prompt, extra_body))
+    def top(self, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
+            k: int = RESCORE_TOP) -> list[Alternative]:
+        return self.loop.run_until_complete(self._top(model, prompt, extra_body, k))
 
-    async def _top(self, model: str | None, prompt: str, extra_body: dict[str, Any]) -> dict[str, float]:
+    async def _top(self, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
+                   k: int) -> list[Alternative]:
         from .client import Decoding, EndpointError, Request
 
-        decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=1, logprobs=RESCORE_TOP, extra_body=extra_body)
+        decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=1, logprobs=k, extra_body=extra_body)
         request = Request(item_id="rescore", prompt=prompt)
         for attempt in range(self.retry.max_retries + 1):
             try:
@@ -66,8 +74,8 @@ class Rescorer:
         entries = response.logprobs.entries() if response.logprobs is not None and len(response.logprobs) else []
         if not entries:
             raise ValueError("the server sent no logprobs")
-        return {str(a.get("token")): float(a["logprob"]) for a in entries[0].get("top") or ()
-                if isinstance(a.get("logprob"), (int, float))}
+        return [(str(a.get("token") or ""), a.get("id") if isinstance(a.get("id"), int) else None, float(a["logprob"]))
+                for a in entries[0].get("top") or () if isinstance(a.get("logprob"), (int, float))]
 
     def close(self) -> None:
         try:
@@ -85,27 +93,58 @@ def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], man
         return Rescore(None, None, "no token-level divergence to re-score")
     tokens: list[Tok] = tokens_of(base) or []
     prefix = tokens[:item.token_index]
-    if any(t.text == "" for t in prefix) or item.baseline_token.text == "" or item.candidate_token.text == "":
-        return Rescore(None, None, "the prefix or a token holds partial UTF-8 bytes the server reported as '': "
-                                   "the exact text cannot be rebuilt")
-    prompt = (base.get("prompt") or "") + "".join(t.text for t in prefix)
+    bt, ct = item.baseline_token, item.candidate_token
+    # With every id known (llama-server), continue the prompt with the exact token ids: partial
+    # UTF-8 bytes and re-tokenisation stop mattering, and the tokens are matched by id.
+    by_id = bt.id is not None and ct.id is not None and all(t.id is not None for t in prefix)
+    if by_id:
+        prompt: str | list[Any] = [base.get("prompt") or "", *(t.id for t in prefix)]
+    else:
+        if any(t.text == "" for t in prefix) or bt.text == "" or ct.text == "":
+            return Rescore(None, None, "the prefix or a token holds partial UTF-8 bytes the server reported as '': "
+                                       "the exact text cannot be rebuilt")
+        prompt = (base.get("prompt") or "") + "".join(t.text for t in prefix)
     extra = dict((manifest.get("decoding") or {}).get("extra_body") or {})
     from .client import EndpointError
 
     try:
-        top = rescorer.top(manifest.get("model"), prompt, extra)
+        alts = rescorer.top(manifest.get("model"), prompt, extra)
     except (EndpointError, ValueError) as e:
         return Rescore(None, None, f"rescoring at {rescorer.endpoint.url} failed: {e}")
-    b, c = top.get(item.baseline_token.text), top.get(item.candidate_token.text)
+    b, c = _find(alts, bt, by_id), _find(alts, ct, by_id)
+    depth = RESCORE_TOP
+    if (b is None or c is None) and len(alts) >= RESCORE_TOP:
+        # a token outside the top-20: servers that give more (llama-server: the whole vocabulary)
+        # give its exact logprob; one that refuses (vLLM past --max-logprobs) leaves the bound
+        try:
+            deep = rescorer.top(manifest.get("model"), prompt, extra, k=DEEP_TOP)
+            b = b if b is not None else _find(deep, bt, by_id)
+            c = c if c is not None else _find(deep, ct, by_id)
+            depth = len(deep)
+        except (EndpointError, ValueError):
+            pass
     if b is None or c is None:
-        return Rescore(b, c, f"not both tokens are in the re-scored top-{RESCORE_TOP}")
+        return Rescore(b, c, f"not both tokens are in the re-scored top-{depth}")
     return Rescore(b, c)
+
+
+def _find(alts: list[Alternative], view: TokenView, by_id: bool) -> float | None:
+    for text, tid, logprob in alts:
+        if (tid == view.id) if by_id else (text == view.text):
+            return logprob
+    return None
+
+
+def _wanted(item: ItemDiff) -> bool:
+    """Undetermined divergences, and real ones whose margin is only a bound (the candidate's
+    token was outside the baseline's recorded top-k)."""
+    return item.token_index is not None and (item.verdict == "undetermined" or item.margin_is_bound)
 
 
 def rescore_result(result: DiffResult, baseline: Any, candidate: Any, endpoint: str,
                    api_key_env: str | None = None) -> DiffResult:
     """Re-score every undetermined divergence; the others keep the recorded baseline margins."""
-    todo = [i for i in result.items if i.verdict == "undetermined" and i.token_index is not None]
+    todo = [i for i in result.items if _wanted(i)]
     rescorer = Rescorer(endpoint, os.environ.get(api_key_env or "OPENAI_API_KEY")) if todo else None
     try:
         return _rescore_all(result, baseline, candidate, rescorer)
@@ -118,7 +157,7 @@ def _rescore_all(result: DiffResult, baseline: Any, candidate: Any, rescorer: Re
     b_by_id, c_by_id = baseline.by_id, candidate.by_id
     items, done = [], 0
     for item in result.items:
-        if item.verdict != "undetermined" or item.token_index is None or rescorer is None:
+        if not _wanted(item) or rescorer is None:
             items.append(item)
             continue
         r = rescore_item(item, baseline.with_logprobs(b_by_id[item.id]), candidate.with_logprobs(c_by_id[item.id]),
@@ -132,6 +171,7 @@ def _rescore_all(result: DiffResult, baseline: Any, candidate: Any, rescorer: Re
         bt = dataclasses.replace(item.baseline_token, logprob_baseline=r.logprob_baseline_token)
         ct = dataclasses.replace(item.candidate_token or TokenView("", None, None, None, None),
                                  logprob_baseline=r.logprob_candidate_token)
-        items.append(dataclasses.replace(item, verdict=verdict, margin=margin, baseline_token=bt, candidate_token=ct,
+        items.append(dataclasses.replace(item, verdict=verdict, margin=margin, margin_is_bound=False,
+                                         baseline_token=bt, candidate_token=ct,
                                          reason=f"re-scored on {rescorer.endpoint.url}: m {margin:.2g} ({item.reason})"))
     return dataclasses.replace(result, items=tuple(items), rescored=done)

@@ -270,6 +270,10 @@ class EndpointDown(Exception):
     pass
 
 
+class ReplicaDown(Exception):
+    """This replica cannot be reached while another one answers: its item goes back to the queue."""
+
+
 DOWN_POLL_S = 5.0  # longest wait between two tries of an endpoint that does not answer
 GRADE_DRAIN_S = 30.0  # longest wait, at the end or on Ctrl-C, for responses still being graded
 
@@ -288,6 +292,11 @@ class Scheduler:
         self.stopped_reason: str | None = None
         self.retries = 0
         self.flush_pending = False
+        # replicas taken out of the rotation: url -> when, why (back in when they answer again)
+        self.retired: dict[str, dict[str, Any]] = {}
+        self.in_flight = 0
+        # responses whose logprobs were partly missing (speculative tokens), for the manifest
+        self.logprobs_missing = {"tokens": 0, "items": 0}
 
     async def run(self, items) -> None:
         queue: asyncio.Queue = asyncio.Queue()
@@ -315,14 +324,29 @@ class Scheduler:
                     task.cancel()
 
     async def worker(self, queue: asyncio.Queue, endpoint: Endpoint) -> None:
-        while not queue.empty() and self.stopped_reason is None:
+        while self.stopped_reason is None:
+            if queue.empty():
+                # an item in flight elsewhere may still come back (its replica died): wait for it
+                if self.in_flight == 0:
+                    return
+                await asyncio.sleep(0.05)
+                continue
             item = queue.get_nowait()
+            self.in_flight += 1
             try:
                 answered = await self.ask(item, endpoint)
+            except ReplicaDown as e:
+                queue.put_nowait(item)  # another replica asks it; this one waits until it answers
+                self.in_flight -= 1
+                if not await self.sideline(endpoint, str(e), queue):
+                    return
+                continue
             except EndpointDown as e:
                 # the item stays unrecorded: a resume asks it
+                self.in_flight -= 1
                 self.stopped_reason = self.stopped_reason or str(e)
                 return
+            self.in_flight -= 1
             if isinstance(answered, dict):
                 self.record(answered, None)
                 continue
@@ -330,6 +354,37 @@ class Scheduler:
             task = asyncio.create_task(self.grade_and_record(*answered))
             self.pending.add(task)
             task.add_done_callback(self.pending.discard)
+
+    def others_answer(self, url: str) -> bool:
+        return any(e.url != url and e.url not in self.retired and self.down_since.get(e.url) is None
+                   for e in self.endpoints)
+
+    async def sideline(self, endpoint: Endpoint, reason: str, queue: asyncio.Queue) -> bool:
+        """Keep a dead replica out of the rotation: poll it until it answers (True: take items
+        again) or until there is nothing left to ask (False). It stays in `retired`, with why,
+        for the manifest, unless it came back."""
+        url = endpoint.url
+        if url not in self.retired:
+            self.retired[url] = {"at": now_iso(), "reason": reason}
+            if not self.settings.quiet:
+                print(f"\n{redact_url(url)} does not answer ({reason}); its items go to the other "
+                      f"endpoint(s)", file=sys.stderr)
+        while self.stopped_reason is None:
+            if queue.empty() and self.in_flight == 0:
+                return False
+            if not self.others_answer(url):
+                # the others are down too: back in, and the run's --max-downtime rule decides
+                self.retired.pop(url, None)
+                return True
+            await asyncio.sleep(min(DOWN_POLL_S, 1.0))
+            try:
+                await asyncio.wait_for(endpoint.list_models(), timeout=min(5.0, self.settings.timeout))
+            except Exception:
+                continue
+            self.retired.pop(url, None)
+            self.down_since[url] = None
+            return True
+        return False
 
     def record(self, record: dict[str, Any], tokens) -> None:
         # Records graded in the same turn of the event loop reach the file in one write, at the
@@ -356,6 +411,9 @@ class Scheduler:
                 self.record(error_record(item, request, error, endpoint, attempt, started_at,
                                          time.monotonic() - t0, response), None)
                 return
+            if response.logprobs_missing:
+                self.logprobs_missing["tokens"] += response.logprobs_missing
+                self.logprobs_missing["items"] += 1
             self.record(response_record(item, request, response, verdict, attempt), response.logprobs)
         finally:
             self.grading.release()
@@ -381,6 +439,9 @@ class Scheduler:
                     # it (up to --max-downtime) instead of recording every item as an error.
                     down_since = self.down_since.get(endpoint.url) or now
                     self.down_since[endpoint.url] = down_since
+                    if len(self.endpoints) > 1 and self.others_answer(endpoint.url):
+                        # a replica died while others answer: they take its items
+                        raise ReplicaDown(error.message)
                     unreachable_since = unreachable_since or now
                     down_for = now - down_since
                     if self.stopped_reason:
@@ -428,7 +489,7 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
             raise UsageError(
                 f"nothing answers at {endpoint.url} ({reason}). Start an OpenAI-compatible server first, e.g.\n"
                 f"  llama-server -m model.gguf --port 8080            (llama.cpp)\n"
-                f"  python -m llama_cpp.server --model model.gguf --port 8080   (llama-cpp-python)\n"
+                f"  python -m llama_cpp.server --model model.gguf --port 8080 --interrupt_requests false   (llama-cpp-python)\n"
                 f"  vllm serve MODEL --port 8080 / python -m sglang.launch_server --model-path MODEL --port 8080\n"
                 f"or pass --endpoint http://HOST:PORT/v1") from None
         except NotOpenAICompatible as e:
@@ -533,6 +594,37 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
     return summary
 
 
+def interrupt_hint(engine: dict[str, Any], summary: dict[str, Any], concurrency: int) -> str | None:
+    """llama-cpp-python's server cuts a stream in flight when another request arrives
+    (--interrupt_requests defaults to true): cut streams at concurrency > 1 on it get the fix."""
+    engines = {e.get("engine") for e in (engine or {}).get("endpoints") or ()}
+    cut = (summary.get("errors_by_kind") or {}).get("stream_broken", 0)
+    if "llama-cpp-python" not in engines or not cut or concurrency <= 1:
+        return None
+    return (f"{cut} stream(s) were cut: llama-cpp-python's server stops a stream when another request arrives "
+            "(--interrupt_requests defaults to true). Start it with --interrupt_requests false, or run with "
+            "--concurrency 1.")
+
+
+def _speculation_counters(endpoints: list[Endpoint]) -> dict[str, Any]:
+    from .speculation import fetch_counters
+
+    return {e.url: fetch_counters(e.url, timeout=2.0) for e in endpoints}
+
+
+def _speculation_report(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Per endpoint: draft/accepted counters before and after, what moved, and the sentence."""
+    from .speculation import delta, describe
+
+    out = {}
+    for url, b in before.items():
+        a = after.get(url)
+        moved = delta(b, a)
+        out[redact_url(url)] = {"before": b and b.to_dict(), "after": a and a.to_dict(),
+                                "during_run": moved and moved.to_dict(), "summary": describe(moved)}
+    return out
+
+
 async def _run_async(settings: RunSettings) -> int:
     pack, items, settings = load_items(settings)
     api_key = os.environ.get(settings.api_key_env or "OPENAI_API_KEY")
@@ -564,6 +656,8 @@ async def _run_async(settings: RunSettings) -> int:
         progress = Progress(len(items), len(items) - len(todo), settings.quiet)
         writer = RecordWriter(settings.run_dir / RECORDS)
         scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
+        # the servers' own draft counters around the run: did speculation engage (docs/engines.md)
+        spec_before = await asyncio.to_thread(_speculation_counters, endpoints)
         status = "interrupted"
         # the finishing step's imports (pyarrow, and the pandas its first call imports: ~0.5 s)
         # load in a thread while the requests are in flight, not after them
@@ -574,6 +668,14 @@ async def _run_async(settings: RunSettings) -> int:
         finally:
             writer.close()
             progress.finish()
+            if scheduler.retired:
+                # which replicas were out of the rotation at the end; each record names its endpoint
+                manifest = dict(manifest, retired_endpoints={redact_url(u): v for u, v in scheduler.retired.items()})
+            if scheduler.logprobs_missing["items"]:
+                manifest = dict(manifest, logprobs_missing=dict(scheduler.logprobs_missing))
+            if status != "interrupted":
+                manifest = dict(manifest, speculation=_speculation_report(
+                    spec_before, await asyncio.to_thread(_speculation_counters, endpoints)))
             # status stays "interrupted" when we leave through a cancellation (Ctrl-C, SIGTERM)
             summary = finish_run(settings.run_dir, manifest, [i.id for i in items], status)
         if scheduler.stopped_reason:
@@ -589,6 +691,9 @@ async def _run_async(settings: RunSettings) -> int:
         if summary["n_errors"]:
             print(f"{summary['n_errors']} item(s) ended in errors; to ask them again:\n  "
                   f"{resume_command(settings.argv, settings.run_dir)} --retry-errors", file=sys.stderr)
+            hint = interrupt_hint(engine, summary, settings.concurrency)
+            if hint:
+                print(hint, file=sys.stderr)
             return EXIT_ERRORS
         return EXIT_OK
     finally:

@@ -90,6 +90,18 @@ def _timing(record: Mapping[str, Any], key: str) -> float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def server_seconds(record: Mapping[str, Any]) -> float | None:
+    """The server's own time for the item (llama-server `timings`: prompt + predicted ms), which
+    unlike the client's latency does not grow with the run's concurrency or queueing."""
+    t = record.get("server_timings")
+    if not isinstance(t, Mapping):
+        return None
+    parts = [t.get("prompt_ms"), t.get("predicted_ms")]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in parts):
+        return None
+    return (parts[0] + parts[1]) / 1000.0
+
+
 def is_error(record: Mapping[str, Any]) -> bool:
     return record.get("outcome") == "error"
 
@@ -147,14 +159,17 @@ class TokenStats:
     truncation_rate: float | None
     ttft_median: float | None
     decode_tps: float | None            # Σ completion_tokens / Σ (total_s − ttft_s)
-    tts_median: float | None            # time-to-solution: timing.total_s per item
-    tts_mean: float | None
+    tts_median: float | None            # time-to-solution per item: the server's timings when every
+    tts_mean: float | None              # answered record has them, else timing.total_s
     tts_total: float | None
     correct_per_1k: float | None        # correct answers per 1,000 output tokens
     completion_tokens: tuple[float, ...] = field(repr=False, default=())
+    tts_source: str = "client"          # "server" (server timings) or "client" (request latency)
 
 
-def token_stats(records: Sequence[Mapping[str, Any]]) -> TokenStats:
+def token_stats(records: Sequence[Mapping[str, Any]], server_time: bool = True) -> TokenStats:
+    """`server_time`: time-to-solution from the server's timings when every answered record has
+    them (compare turns it off unless every run has them, so runs are timed alike)."""
     answered = [r for r in records if not is_error(r)]
     completions = [c for c in (_usage(r, "completion_tokens") for r in answered) if c is not None]
     reasoning_pairs: list[tuple[float, float]] = []   # (reasoning, completion) per item
@@ -182,7 +197,10 @@ def token_stats(records: Sequence[Mapping[str, Any]]) -> TokenStats:
         if completion is not None and ttft is not None and total is not None and total > ttft:
             decode_tokens += completion
             decode_seconds += total - ttft
-    totals = [t for t in (_timing(r, "total_s") for r in answered) if t is not None]
+    server = [server_seconds(r) for r in answered]
+    tts_source = "server" if server_time and answered and all(t is not None for t in server) else "client"
+    totals = ([t for t in server if t is not None] if tts_source == "server"
+              else [t for t in (_timing(r, "total_s") for r in answered) if t is not None])
     ttfts = [t for t in (_timing(r, "ttft_s") for r in answered) if t is not None]
     truncated = sum(1 for r in answered if r.get("outcome") == "truncated" or r.get("finish_reason") == "length")
     correct_with_tokens = sum(1 for r in answered if is_correct(r) and _usage(r, "completion_tokens") is not None)
@@ -206,6 +224,7 @@ def token_stats(records: Sequence[Mapping[str, Any]]) -> TokenStats:
         tts_total=sum(totals) if totals else None,
         correct_per_1k=1000 * correct_with_tokens / out_total if out_total else None,
         completion_tokens=tuple(completions),
+        tts_source=tts_source,
     )
 
 
@@ -239,7 +258,7 @@ class RunStats:
         return next((s for s in self.subsets if s.subset == name), None)
 
 
-def run_stats(run: Run, ids: Sequence[str], name: str | None = None) -> RunStats:
+def run_stats(run: Run, ids: Sequence[str], name: str | None = None, server_time: bool = True) -> RunStats:
     by_id = run.by_id
     records = [by_id[i] for i in ids]
     outcomes = [r.get("outcome") for r in records]
@@ -261,7 +280,7 @@ def run_stats(run: Run, ids: Sequence[str], name: str | None = None) -> RunStats
         n_truncated=outcomes.count("truncated"),
         n_errors=outcomes.count("error"),
         subsets=subsets,
-        tokens=token_stats(records),
+        tokens=token_stats(records, server_time),
     )
 
 
@@ -358,6 +377,9 @@ def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
     alignment = align(runs)
     names = unique_names(runs)
     stats = tuple(run_stats(r, alignment.ids, n) for r, n in zip(runs, names))
+    if len({s.tokens.tts_source for s in stats}) > 1:
+        # one run timed by its server, another by the client: time them all by the client
+        stats = tuple(run_stats(r, alignment.ids, n, server_time=False) for r, n in zip(runs, names))
     pairs = tuple(paired(runs[0], r, alignment.ids, names[0], n) for r, n in zip(runs[1:], names[1:]))
     return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha)
 
@@ -519,6 +541,10 @@ def reasoning_notes(cmp: Comparison) -> list[str]:
                      + (f"; {t.usage_missing} records without usage left out of token figures" if t.usage_missing else ""))
     notes.append("decode tok/s = Σ completion_tokens ÷ Σ (total_s − ttft_s); time/item = timing.total_s "
                  "(request sent to last token); correct/1k tok = correct answers per 1,000 output tokens")
+    by_server = [r.name for r in cmp.runs if r.tokens.tts_source == "server"]
+    if by_server:
+        notes.append("time/item for " + ", ".join(by_server) + ": the server's own timings (prompt_ms + "
+                     "predicted_ms), which do not depend on the run's concurrency")
     return notes
 
 

@@ -571,6 +571,11 @@ def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | N
         if tb is not None and not covers_text(tb, base):
             note = "the baseline's logprobs do not spell its text, so the verdict rests on the text alone"
         return _identical(item_id, tb, tc, outcome, counts, tau, note)
+    if tb and tc and _same_tokens_up_to_rendering(tb, tc, base, cand):
+        return ItemDiff(item_id, "identical", "the same tokens, id for id (or byte for byte); the texts differ only "
+                        "in how the server rendered incomplete UTF-8 (U+FFFD)",
+                        notes=("llama-server renders a partial UTF-8 byte at a max_tokens cut differently with "
+                               "speculation on",), **counts, **outcome)
     if tb is None or tc is None:
         offset, part = _first_text_difference(base, cand)
         missing = " and ".join(s for s, t in (("baseline", tb), ("candidate", tc)) if t is None)
@@ -583,6 +588,17 @@ def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | N
     if not covers_text(tc, cand):
         return _diff_by_text(item_id, tb, base, cand, tau, outcome, k, counts)
     return _diff_by_tokens(item_id, tb, tc, base, cand, tau, outcome, k, counts)
+
+
+def _same_tokens_up_to_rendering(tb: Sequence[Tok], tc: Sequence[Tok], base: dict[str, Any], cand: dict[str, Any]) -> bool:
+    """Equal token streams (by id, else by bytes) whose texts differ only in U+FFFD: one
+    generation, rendered twice (llama-server renders a partial UTF-8 byte at a max_tokens cut
+    differently with speculation on). Never on text alone, where "" hides partial bytes; a text
+    that one server cut short stays undetermined (its hidden tail is not known)."""
+    level = comparison_level(tb, tc)
+    if level == "text" or len(tb) != len(tc) or any(key(b, level) != key(c, level) for b, c in zip(tb, tc)):
+        return False
+    return raw_text(base).replace("\ufffd", "") == raw_text(cand).replace("\ufffd", "")
 
 
 def _uncovered_cause(tokens: Sequence[Tok], record: dict[str, Any]) -> str:
@@ -1002,6 +1018,12 @@ def check_comparable(base_manifest: dict[str, Any], cand_manifest: dict[str, Any
         notes.append(f"model id: {base_manifest.get('model')!r} vs {cand_manifest.get('model')!r}")
     if not (dec_b.get("logprobs") or 0) > 0:
         notes.append("the baseline kept no top-k logprobs (--logprobs K): divergences cannot be classified")
+    for side, m in (("baseline", base_manifest), ("candidate", cand_manifest)):
+        missing = m.get("logprobs_missing") or {}
+        if missing.get("items"):
+            notes.append(f"the {side}'s logprobs are partly missing: {missing['tokens']} token(s) on {missing['items']} "
+                         "item(s) came without a number (speculative tokens); margins come from the baseline, "
+                         "and a missing number is never read as certainty")
     if problems:
         raise DiffRefused("the runs are not comparable:\n  " + "\n  ".join(problems))
     return notes

@@ -100,6 +100,10 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     lines.append(f"correct {summary['n_correct']} | wrong {summary['n_wrong']} | unextracted {summary['n_unextracted']} | "
                  f"truncated {summary['n_truncated']} | errors {summary['n_errors']}"
                  + (f" {summary['errors_by_kind']}" if summary["errors_by_kind"] else ""))
+    missing = (manifest or {}).get("logprobs_missing") or {}
+    if missing.get("items"):
+        lines.append(f"logprobs partly missing: {missing['tokens']} token(s) on {missing['items']} item(s) came without "
+                     "a number (speculative tokens: llama-server sends none); they are never read as certain")
     subsets = summary.get("subsets") or []
     if len(subsets) > 1:
         width = max(len("subset"), *(len(s["subset"]) for s in subsets))

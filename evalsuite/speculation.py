@@ -1,0 +1,118 @@
+"""Did speculative decoding engage during a run, and how much of what it drafted was accepted?
+
+Engines report it in two places, both read here:
+- Prometheus `/metrics` running totals: llama-server (started with `--metrics`) as
+  `llamacpp:spec_decode_num_draft_tokens_total` / `…_accepted_tokens_total`, vLLM as
+  `vllm:spec_decode_num_draft_tokens_total` / `…_accepted_tokens_total` (one series per engine
+  label, summed). A snapshot before and after a run gives the run's share, when the server
+  served nothing else meanwhile.
+- llama-server's per-response `timings`: `draft_n` and `draft_n_accepted`, present only when
+  drafting happened for that request.
+
+What engines say about their own settings is not trusted for this: llama-server's `/props`
+says `speculative.types: none` while it drafts.
+"""
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Iterable
+from urllib.parse import urlsplit, urlunsplit
+
+DRAFTED_SUFFIX = "spec_decode_num_draft_tokens_total"
+ACCEPTED_SUFFIX = "spec_decode_num_accepted_tokens_total"
+MAX_METRICS_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class SpecCounters:
+    drafted: float
+    accepted: float
+    source: str               # "metrics" or "timings"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"drafted": self.drafted, "accepted": self.accepted, "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "SpecCounters | None":
+        if not d:
+            return None
+        return cls(float(d["drafted"]), float(d["accepted"]), str(d.get("source", "metrics")))
+
+
+def parse_prometheus(text: str) -> dict[str, float]:
+    """`name{labels} value [timestamp]` lines -> {"name{labels}": value}; comments and junk skipped."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        # labels may contain spaces inside quotes: split the value off after the closing brace
+        head, _, tail = line.rpartition("}") if "}" in line else ("", "", line)
+        name = (head + "}") if head else tail.split()[0]
+        rest = tail.split() if head else tail.split()[1:]
+        if not rest:
+            continue
+        try:
+            out[name] = float(rest[0])
+        except ValueError:
+            continue
+    return out
+
+
+def counters_from_metrics(metrics: dict[str, float]) -> SpecCounters | None:
+    """Summed draft/accepted token counters, or None when the server exposes none."""
+    drafted = [v for k, v in metrics.items() if k.split("{")[0].endswith(DRAFTED_SUFFIX)]
+    accepted = [v for k, v in metrics.items() if k.split("{")[0].endswith(ACCEPTED_SUFFIX)]
+    if not drafted and not accepted:
+        return None
+    return SpecCounters(sum(drafted), sum(accepted), "metrics")
+
+
+def counters_from_timings(timings: Iterable[dict[str, Any] | None]) -> SpecCounters | None:
+    """llama-server `timings` of each response summed; None when no response had any timings."""
+    seen, drafted, accepted = False, 0.0, 0.0
+    for t in timings:
+        if not isinstance(t, dict):
+            continue
+        seen = True
+        drafted += float(t.get("draft_n") or 0)
+        accepted += float(t.get("draft_n_accepted") or 0)
+    return SpecCounters(drafted, accepted, "timings") if seen else None
+
+
+def metrics_url(endpoint: str) -> str:
+    """http://host:port/v1 -> http://host:port/metrics (both engines serve it at the root)."""
+    parts = urlsplit(endpoint)
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[:-3]
+    return urlunsplit((parts.scheme, parts.netloc, path + "/metrics", "", ""))
+
+
+def fetch_counters(endpoint: str, timeout: float = 5.0) -> SpecCounters | None:
+    """The endpoint's counters now; None when it has no /metrics or no speculation counters."""
+    try:
+        with urllib.request.urlopen(metrics_url(endpoint), timeout=timeout) as r:
+            body = r.read(MAX_METRICS_BYTES)
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return counters_from_metrics(parse_prometheus(body.decode("utf-8", "replace")))
+
+
+def delta(before: SpecCounters | None, after: SpecCounters | None) -> SpecCounters | None:
+    if before is None or after is None:
+        return after if before is None and after is not None and after.source == "timings" else None
+    return SpecCounters(after.drafted - before.drafted, after.accepted - before.accepted, after.source)
+
+
+def describe(moved: SpecCounters | None) -> str:
+    """One line for a person: engaged (with the acceptance), never engaged, or not reported."""
+    if moved is None:
+        return ("speculation: no draft counters at /metrics (speculation off — vLLM shows them only when it is on — "
+                "or llama-server started without --metrics)")
+    if moved.drafted <= 0:
+        return "speculation never engaged: no tokens were drafted during the run"
+    share = 100.0 * moved.accepted / moved.drafted
+    return f"speculation engaged: {moved.accepted:.0f} of {moved.drafted:.0f} drafted tokens accepted ({share:.1f}%)"
