@@ -59,7 +59,8 @@ def run(
     import json
     import time
 
-    from .client import Decoding, RetryPolicy
+    from .client import Decoding
+    from .errors import RetryPolicy
     from .runner import RunSettings, UsageError, run as run_pack
 
     if api not in ("chat", "completions"):

@@ -175,7 +175,7 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
                      json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
                      rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo)
     if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
-        from ..runner import resume_command
+        from ..manifest import resume_command
 
         print("some items ended in errors (undetermined in the diff); to ask them again:\n  "
               f"{resume_command(s.argv, root)} --retry-errors", file=sys.stderr)
