@@ -171,6 +171,7 @@ class Scheduler:
         self.down_since: dict[str, float | None] = {}
         self.stopped_reason: str | None = None
         self.retries = 0
+        self.retrying = 0          # items now waiting to be asked again (shown by the progress display)
         self.flush_pending = False
         # replicas taken out of the rotation: url -> when, why (back in when they answer again)
         self.retired: dict[str, dict[str, Any]] = {}
@@ -247,7 +248,7 @@ class Scheduler:
         if url not in self.retired:
             self.retired[url] = {"at": now_iso(), "reason": reason}
             if not self.settings.quiet:
-                print(f"\n{redact_url(url)} does not answer ({reason}); its items go to the other "
+                print(f"{redact_url(url)} does not answer ({reason}); its items go to the other "
                       f"endpoint(s)", file=sys.stderr)
         while self.stopped_reason is None:
             if queue.empty() and self.in_flight == 0:
@@ -298,6 +299,13 @@ class Scheduler:
         finally:
             self.grading.release()
 
+    async def wait_to_retry(self, seconds: float) -> None:
+        self.retrying += 1
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self.retrying -= 1
+
     async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | tuple:
         """An error record, or (item, request, response, attempt, endpoint, started_at, t0) to grade."""
         settings = self.settings
@@ -336,7 +344,8 @@ class Scheduler:
                     self.retries += 1
                     # poll often enough to notice the server is back; never sleep past the window
                     window_left = settings.max_downtime - down_for
-                    await asyncio.sleep(max(0.05, min(policy.delay(min(attempt - 1, 6), error), DOWN_POLL_S, window_left)))
+                    await self.wait_to_retry(max(0.05, min(policy.delay(min(attempt - 1, 6), error), DOWN_POLL_S,
+                                                           window_left)))
                     continue
                 unreachable_since = None
                 first_failure = first_failure if first_failure is not None else now
@@ -346,7 +355,7 @@ class Scheduler:
                 if error.retryable and retries_left and time_left:
                     self.retries += 1
                     wait = policy.delay(failures - 1, error)
-                    await asyncio.sleep(max(0.0, min(wait, policy.max_total - (now - first_failure))))
+                    await self.wait_to_retry(max(0.0, min(wait, policy.max_total - (now - first_failure))))
                     continue
                 return error_record(item, request, error, endpoint.url, attempt, started_at, now - t0)
             self.down_since[endpoint.url] = None
@@ -505,12 +514,14 @@ async def _run_async(settings: RunSettings) -> int:
         progress = Progress(len(items), len(items) - len(todo), settings.quiet)
         writer = RecordWriter(settings.run_dir / RECORDS)
         scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
+        progress.watch(scheduler)
         # the servers' own draft counters around the run: did speculation engage (docs/engines.md)
         spec_before = await asyncio.to_thread(_speculation_counters, endpoints)
         status = "interrupted"
         # the finishing step's imports (pyarrow, and the pandas its first call imports: ~0.5 s)
         # load in a thread while the requests are in flight, not after them
         asyncio.get_running_loop().run_in_executor(None, _warm_finish_imports)
+        progress.start()
         try:
             await scheduler.run(todo)
             status = "stopped" if scheduler.stopped_reason else "finished"
