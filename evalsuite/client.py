@@ -18,7 +18,15 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import EndpointError, classify_status, connection_kind, root_cause, sdk_error_message, status_message
+from .errors import (
+    EndpointError,
+    classify_status,
+    connection_kind,
+    dns_failure,
+    root_cause,
+    sdk_error_message,
+    status_message,
+)
 from .logprob_entries import scored_or_none
 from .store import TokenColumns
 
@@ -527,6 +535,11 @@ class Endpoint:
         if kind == "timeout":
             return EndpointError("timeout", f"request timed out after {self.timeout:g} s")
         if kind == "connection":
+            dns = dns_failure(e)
+            if dns is not None:
+                host = urlsplit(self.base_url).hostname
+                return EndpointError("connection", f"cannot reach {self.url}: DNS lookup of the host {host!r} failed "
+                                                   f"({dns})")
             return EndpointError("connection", f"cannot reach {self.url}: {root_cause(e)}")
         # the server took the connection, then dropped it: it is up, so this item uses up
         # its retries like a 5xx instead of waiting for a "down" server (--max-downtime)

@@ -62,11 +62,24 @@ def root_cause(e: BaseException) -> BaseException:
     return list(cause_chain(e))[-1]
 
 
+def dns_failure(e: BaseException) -> BaseException | None:
+    """The host-name lookup error in the cause chain, if that is what failed (the SDK can report
+    it as a timeout: the chain decides, not the class)."""
+    import socket
+
+    for c in cause_chain(e):
+        if isinstance(c, socket.gaierror) or type(c).__name__ == "ClientConnectorDNSError":
+            return c
+    return None
+
+
 def connection_kind(e: BaseException, opened: bool) -> str:
     """timeout, connection (nothing listens: the server is down) or dropped (it took the
     connection, then closed it). The SDK's aiohttp transport reports a refused connection as
     a timeout, so the exception's cause chain decides, not its class."""
     chain = list(cause_chain(e))
+    if not opened and dns_failure(e) is not None:   # the name does not resolve: nothing to reach
+        return "connection"
     if any(isinstance(c, TimeoutError) for c in chain):  # a real timeout (aiohttp's included)
         return "timeout"
     try:

@@ -62,13 +62,19 @@ class RunSettings:
 
 # ----------------------------------------------------------------------------- items
 
-def load_items(settings: RunSettings):
-    from .tasks import BadDataError, LoadOptions, UnknownPackError, get_pack
+def find_pack(settings: RunSettings):
+    from .tasks import UnknownPackError, get_pack
 
     try:
-        pack = get_pack(settings.pack)
+        return get_pack(settings.pack)
     except UnknownPackError as e:
         raise UsageError(str(e)) from None
+
+
+def load_items(settings: RunSettings, pack=None):
+    from .tasks import BadDataError, LoadOptions
+
+    pack = pack or find_pack(settings)
     opts = LoadOptions(data_dir=settings.data_dir, subsets=settings.subsets, skip_bad_rows=settings.skip_bad_rows,
                        fewshot=settings.fewshot, per_subset=settings.per_subset, seed=settings.seed)
     try:
@@ -375,6 +381,10 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
                 raise UsageError(f"{endpoint.url} refused the API key (HTTP 401): set OPENAI_API_KEY or the variable "
                                  f"named by --api-key-env") from None
             reason = e.message if isinstance(e, EndpointError) else "no answer within the timeout"
+            if "DNS lookup" in reason:
+                raise UsageError(f"{reason}: the host name in --endpoint does not resolve. Check it (a typo, "
+                                 f"a VPN or /etc/hosts entry), or start a local server and pass "
+                                 f"--endpoint http://127.0.0.1:PORT/v1") from None
             raise UsageError(
                 f"nothing answers at {endpoint.url} ({reason}). Start an OpenAI-compatible server first, e.g.\n"
                 f"  llama-server -m model.gguf --port 8080            (llama.cpp)\n"
@@ -484,11 +494,19 @@ def _speculation_report(before: dict[str, Any], after: dict[str, Any]) -> dict[s
 
 
 async def _run_async(settings: RunSettings) -> int:
-    pack, items, settings = load_items(settings)
+    pack = find_pack(settings)
+    # Local data is read first (bad input: exit 2 before any request). Data from the network is
+    # fetched after the endpoint answered: without a server, "start one" is the news, not a
+    # download error, and nothing is downloaded for a run that cannot start.
+    local = settings.data_dir is not None
+    if local:
+        pack, items, settings = load_items(settings, pack)
     api_key = os.environ.get(settings.api_key_env or "OPENAI_API_KEY")
     endpoints = [Endpoint(url, api_key, settings.timeout, settings.api, settings.stream) for url in settings.endpoints]
     try:
         served, model = await preflight(settings, endpoints)
+        if not local:
+            pack, items, settings = load_items(settings, pack)
         settings, engine = await apply_neutral_settings(settings, api_key)   # docs/lossless.md: greedy must be greedy
         manifest = dict(make_manifest(settings, pack, items, served, model), engine=engine)
         manifest, done = prepare_run_dir(settings, manifest)

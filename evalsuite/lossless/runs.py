@@ -176,6 +176,10 @@ def diff_json_mismatch(data: dict[str, Any], baseline: Any, candidate: Any) -> s
 def check_comparable(base_manifest: dict[str, Any], cand_manifest: dict[str, Any],
                      base_records: dict[str, dict[str, Any]], cand_records: dict[str, dict[str, Any]]) -> list[str]:
     """Notes on what legitimately differs; raises DiffRefused listing what must not."""
+    pack_b, pack_c = base_manifest.get("pack"), cand_manifest.get("pack")
+    if pack_b != pack_c:   # then items, prompts and templates differ too: that is noise after this
+        raise DiffRefused(f"different packs: baseline {pack_b!r} vs candidate {pack_c!r} (a diff compares two runs "
+                          f"of the same pack on the same items)")
     problems, notes = [], []
     fp_b = (base_manifest.get("dataset") or {}).get("fingerprint")
     fp_c = (cand_manifest.get("dataset") or {}).get("fingerprint")
