@@ -59,7 +59,8 @@ def run(
     import json
     import time
 
-    from .client import Decoding, RetryPolicy
+    from .client import Decoding
+    from .errors import RetryPolicy
     from .runner import RunSettings, UsageError, run as run_pack
 
     if api not in ("chat", "completions"):
@@ -176,7 +177,7 @@ def diff_cmd(
     api_key_env: Optional[str] = typer.Option(None, help="With --rescore: environment variable holding the API key (default OPENAI_API_KEY)."),
 ) -> None:
     """Speculation on vs off (or any serving change): identical, near-tie flip, or real divergence, per item."""
-    from .analysis.diff import diff_main
+    from .lossless.command import diff_main
 
     raise typer.Exit(diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_out, html_path=html,
                                fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo, api_key_env=api_key_env))
@@ -210,7 +211,7 @@ def lossless(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run a pack on a baseline and a candidate endpoint with logprobs, then diff them."""
-    from .lossless import LosslessSettings, lossless_main
+    from .lossless.command import LosslessSettings, lossless_main
 
     raise typer.Exit(lossless_main(LosslessSettings(
         pack=pack, baseline_endpoint=baseline_endpoint, candidate_endpoint=candidate_endpoint, limit=limit,
@@ -283,7 +284,7 @@ def compare(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the figures as JSON to this file."),
 ) -> None:
     """Accuracy (Wilson 95%), exact McNemar vs the first run, per-subset deltas, reasoning length and time to solution."""
-    from .analysis.compare import compare_main
+    from .analysis.compare_tables import compare_main
 
     raise typer.Exit(compare_main(runs, sweep_key=sweep, alpha=alpha, plots_dir=plots, json_path=json_out))
 

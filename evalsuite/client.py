@@ -11,7 +11,6 @@ import asyncio
 import hashlib
 import json
 import os
-import random
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -19,6 +18,15 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .errors import (
+    EndpointError,
+    classify_status,
+    connection_kind,
+    dns_failure,
+    root_cause,
+    sdk_error_message,
+    status_message,
+)
 from .logprob_entries import scored_or_none
 from .store import TokenColumns
 
@@ -26,11 +34,6 @@ try:  # about 3x faster than the stdlib on the streamed chunks
     import orjson as _orjson
 except ImportError:  # pragma: no cover
     _orjson = None
-
-# Error kinds (docs/records.md). Only these are retried.
-RETRYABLE = {"rate_limited", "server_error", "timeout", "connection", "stream_broken"}
-CONTEXT_HINTS = ("context length", "context_length", "maximum context", "exceeds", "too long",
-                 "n_ctx", "context window", "context size")
 
 
 @dataclass(frozen=True)
@@ -80,22 +83,6 @@ class Response:
     # tokens the server sent without a number (llama-server's drafted tokens: logprob 0.0 with no
     # alternatives, or stream chunks with text and no logprobs), when it sent logprobs for others
     logprobs_missing: int = 0
-
-
-class EndpointError(Exception):
-    def __init__(self, kind: str, message: str, status: int | None = None, retry_after: float | None = None):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.status = status
-        self.retry_after = retry_after
-
-    @property
-    def retryable(self) -> bool:
-        return self.kind in RETRYABLE
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message[:2000], "status": self.status}
 
 
 def redact_url(url: str) -> str:
@@ -271,7 +258,7 @@ class Endpoint:
                 described = self.scrub(f"HTTP {reply.status} ({reply.headers.get('content-type', 'no content type')}): "
                                        f"{' '.join(text[:300].split())!r}")
                 if reply.status == 401:
-                    raise EndpointError("bad_request", f"HTTP 401: {_status_message(401, text)}", 401)
+                    raise EndpointError("bad_request", f"HTTP 401: {status_message(401, text)}", 401)
                 if reply.status >= 400:
                     raise NotOpenAICompatible(described)
         except (aiohttp.ClientError, OSError) as e:
@@ -445,7 +432,7 @@ class Endpoint:
                 result = await create(**params)
                 take(_as_dict(result))
             except openai.APIStatusError as e:
-                raise classify_status(e.status_code, _error_message(e), e.response.headers.get("retry-after")) from None
+                raise classify_status(e.status_code, sdk_error_message(e), e.response.headers.get("retry-after")) from None
             except openai.APIConnectionError as e:  # APITimeoutError included
                 raise self._transport_error(e, False) from None
             except (openai.APIError, json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
@@ -493,7 +480,7 @@ class Endpoint:
         try:
             if response.status >= 400:
                 text = (await response.content.read(64 * 1024)).decode("utf-8", errors="replace")
-                raise classify_status(response.status, _status_message(response.status, text),
+                raise classify_status(response.status, status_message(response.status, text),
                                       response.headers.get("retry-after"))
             opened = True
             if progress is not None:
@@ -544,15 +531,20 @@ class Endpoint:
             response.release()
 
     def _transport_error(self, e: BaseException, opened: bool) -> EndpointError:
-        kind = _connection_kind(e, opened)
+        kind = connection_kind(e, opened)
         if kind == "timeout":
             return EndpointError("timeout", f"request timed out after {self.timeout:g} s")
         if kind == "connection":
-            return EndpointError("connection", f"cannot reach {self.url}: {_root(e)}")
+            dns = dns_failure(e)
+            if dns is not None:
+                host = urlsplit(self.base_url).hostname
+                return EndpointError("connection", f"cannot reach {self.url}: DNS lookup of the host {host!r} failed "
+                                                   f"({dns})")
+            return EndpointError("connection", f"cannot reach {self.url}: {root_cause(e)}")
         # the server took the connection, then dropped it: it is up, so this item uses up
         # its retries like a 5xx instead of waiting for a "down" server (--max-downtime)
         return EndpointError("stream_broken", f"connection {'cut mid-stream' if opened else 'reset before any answer'}: "
-                                              f"{_root(e)}")
+                                              f"{root_cause(e)}")
 
 
 async def _drain(response: Any) -> None:
@@ -582,21 +574,6 @@ def loads_json(raw: bytes) -> Any:
     return json.loads(raw)
 
 
-def _status_message(status: int, text: str) -> str:
-    """The server's error message, as the SDK reads it from an error body."""
-    text = text.strip()
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return text or f"Error code: {status}"
-    data = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(data, dict) and data.get("message"):
-        return str(data["message"])
-    if isinstance(data, str) and data:
-        return data
-    return f"Error code: {status} - {body}"
-
-
 def _http_client(timeout: float):
     """The SDK's aiohttp transport where it has one: about 1 CPU-ms less per request than its
     default httpx pool (docs/performance.md). None: the SDK's default."""
@@ -606,38 +583,6 @@ def _http_client(timeout: float):
         return DefaultAioHttpClient(timeout=timeout)
     except (ImportError, RuntimeError):  # older SDK, or aiohttp missing
         return None
-
-
-def _chain(e: BaseException):
-    seen = set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        yield e
-        e = e.__cause__ or e.__context__
-
-
-def _root(e: BaseException) -> BaseException:
-    return list(_chain(e))[-1]
-
-
-def _connection_kind(e: BaseException, opened: bool) -> str:
-    """timeout, connection (nothing listens: the server is down) or dropped (it took the
-    connection, then closed it). The SDK's aiohttp transport reports a refused connection as
-    a timeout, so the exception's cause chain decides, not its class."""
-    chain = list(_chain(e))
-    if any(isinstance(c, TimeoutError) for c in chain):  # a real timeout (aiohttp's included)
-        return "timeout"
-    try:
-        from aiohttp import ClientConnectionError, ClientConnectorError
-    except ImportError:
-        ClientConnectionError = ClientConnectorError = ConnectionRefusedError
-    refused = any(isinstance(c, (ConnectionRefusedError, ClientConnectorError)) or type(c).__name__ == "ConnectError"
-                  for c in chain)
-    if refused and not opened:
-        return "connection"
-    if any(isinstance(c, (ConnectionError, ClientConnectionError)) for c in chain) or opened:
-        return "dropped"
-    return "timeout" if type(e).__name__ == "APITimeoutError" else "connection"
 
 
 def usage_dict(usage: Any) -> dict[str, int | None]:
@@ -657,54 +602,6 @@ def usage_dict(usage: Any) -> dict[str, int | None]:
     return {"prompt_tokens": getattr(usage, "prompt_tokens", None),
             "completion_tokens": getattr(usage, "completion_tokens", None),
             "reasoning_tokens": reasoning}
-
-
-def _error_message(e: Any) -> str:
-    body = getattr(e, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-        if isinstance(err, str):
-            return err
-    return str(getattr(e, "message", e))
-
-
-def classify_status(status: int, message: str, retry_after: str | None = None) -> EndpointError:
-    if status == 429:
-        return EndpointError("rate_limited", f"HTTP 429: {message}", status, parse_retry_after(retry_after))
-    if status >= 500 or status == 408:
-        return EndpointError("server_error", f"HTTP {status}: {message}", status, parse_retry_after(retry_after))
-    lowered = message.lower()
-    if status in (400, 413, 422) and any(h in lowered for h in CONTEXT_HINTS) and ("context" in lowered or "token" in lowered):
-        return EndpointError("context_length", f"HTTP {status}: {message}", status)
-    return EndpointError("bad_request", f"HTTP {status}: {message}", status)
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        from email.utils import parsedate_to_datetime
-        try:
-            return max(0.0, (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds())
-        except (TypeError, ValueError):
-            return None
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_retries: int = 5            # attempts after the first
-    base_delay: float = 1.0         # first backoff, doubled each time, with full jitter
-    max_delay: float = 60.0         # one wait is never longer (Retry-After included)
-    max_total: float = 600.0        # give up on an item after this much retrying
-
-    def delay(self, attempt: int, error: EndpointError) -> float:
-        if error.retry_after is not None:
-            return min(self.max_delay, error.retry_after)
-        return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
 
 
 def api_key_from_env(env_name: str | None = None) -> str | None:

@@ -28,6 +28,8 @@ import urllib.request
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+from .lossless.tokens import not_top1_count, not_top1_in_columns
+
 PROBE_TIMEOUT_S = 5.0
 
 # neutral values of the fields that change which token a greedy decoder picks
@@ -158,7 +160,6 @@ class GreedyCheck:
         if tokens is not None and hasattr(tokens, "to_arrow"):
             n_tokens, n = len(tokens), not_top1_in_columns(tokens.to_arrow()) if len(tokens) else 0
         else:
-            from .analysis.diff import not_top1_count
 
             entries = tokens if tokens is not None else record.get("logprobs")
             n_tokens, n = len(entries or ()), not_top1_count(entries) if entries else 0
@@ -179,29 +180,3 @@ class GreedyCheck:
         if text:
             print(text, file=stream or sys.stderr)
 
-
-def not_top1_in_columns(batch: Any) -> int:
-    """not_top1_count (analysis/diff.py) over a token_schema() Arrow batch, vectorised: the
-    run's hot path must not build a Python object per token."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from .analysis.diff import NOT_TOP1_EPS
-
-    top = batch.column("top_logprob")
-    lengths = pc.fill_null(pc.list_value_length(top), 0).to_numpy(zero_copy_only=False)
-    values = pc.fill_null(pc.list_flatten(top), -np.inf).to_numpy(zero_copy_only=False).astype(np.float64)
-    best = np.full(len(batch), -np.inf)
-    has = lengths > 0
-    if values.size:
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        best[has] = np.maximum.reduceat(values, starts[has])
-    chosen = pc.fill_null(batch.column("logprob").cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
-    # a "" partial-byte token with no id and no bytes cannot be ranked (llama-cpp-python merges them)
-    opaque = (pc.fill_null(pc.equal(batch.column("token"), ""), True).to_numpy(zero_copy_only=False)
-              & pc.is_null(batch.column("id")).to_numpy(zero_copy_only=False)
-              & pc.is_null(batch.column("bytes")).to_numpy(zero_copy_only=False))
-    with np.errstate(invalid="ignore"):
-        beaten = best > chosen + NOT_TOP1_EPS
-    return int(np.count_nonzero(beaten & ~np.isnan(chosen) & ~opaque))

@@ -11,27 +11,24 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import shlex
 import signal
 import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from . import __version__
 from .analysis.regrade import item_fields
-from .client import Decoding, Endpoint, EndpointError, Request, Response, RetryPolicy, now_iso, redact_url
-from .engines import GreedyCheck, apply_neutral_settings
-from .store import (MANIFEST, MANIFEST_SCHEMA, PARQUET, RECORD_SCHEMA, RECORDS, SUMMARY, TOKEN_FIELD, TOKENS, RecordWriter,
-                    compact_records, compact_tokens, iter_record_lines, read_manifest, read_records,
+from .client import Decoding, Endpoint, Request, Response, now_iso, redact_url
+from .engines import apply_neutral_settings
+from .errors import EndpointError, RetryPolicy, UsageError
+from .manifest import make_manifest, prepare_run_dir, resume_command
+from .progress import Progress
+from .store import (MANIFEST, PARQUET, RECORD_SCHEMA, RECORDS, SUMMARY, TOKEN_FIELD, TOKENS, RecordWriter,
+                    compact_records, compact_tokens, iter_record_lines, read_records,
                     write_json_atomic, write_parquet)
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-class UsageError(Exception):
-    """Bad usage or input, found before any request is sent: exit code 2."""
 
 
 @dataclass(frozen=True)
@@ -65,13 +62,19 @@ class RunSettings:
 
 # ----------------------------------------------------------------------------- items
 
-def load_items(settings: RunSettings):
-    from .tasks import BadDataError, LoadOptions, UnknownPackError, get_pack
+def find_pack(settings: RunSettings):
+    from .tasks import UnknownPackError, get_pack
 
     try:
-        pack = get_pack(settings.pack)
+        return get_pack(settings.pack)
     except UnknownPackError as e:
         raise UsageError(str(e)) from None
+
+
+def load_items(settings: RunSettings, pack=None):
+    from .tasks import BadDataError, LoadOptions
+
+    pack = pack or find_pack(settings)
     opts = LoadOptions(data_dir=settings.data_dir, subsets=settings.subsets, skip_bad_rows=settings.skip_bad_rows,
                        fewshot=settings.fewshot, per_subset=settings.per_subset, seed=settings.seed)
     try:
@@ -99,74 +102,6 @@ def build_request(pack, item, api: str) -> Request:
             messages = ({"role": "system", "content": pack.system},) + messages
         return Request(item_id=item.id, messages=messages)
     return Request(item_id=item.id, prompt=prompt_text(messages))
-
-
-# ----------------------------------------------------------------------------- manifest
-
-def make_manifest(settings: RunSettings, pack, items, served_models: dict[str, list[str]], model: str) -> dict[str, Any]:
-    from .tasks.pack import dataset_fingerprint
-
-    return {
-        "schema": MANIFEST_SCHEMA,
-        "suite_version": __version__,
-        "pack": settings.pack,
-        "pack_version": pack.version,
-        "template_hash": pack.template_hash(settings.fewshot),
-        "load": {"subsets": list(settings.subsets), "fewshot": settings.fewshot, "per_subset": settings.per_subset,
-                 "seed": settings.seed, "limit": settings.limit,
-                 "data_dir": str(settings.data_dir) if settings.data_dir else None},
-        "dataset": {"fingerprint": dataset_fingerprint(items), "n_items": len(items), "source": pack.source},
-        "item_ids": [i.id for i in items],
-        "api": settings.api,
-        "endpoints": [redact_url(u) for u in settings.endpoints],
-        "model": model,
-        "served_models": served_models,
-        "decoding": settings.decoding.to_dict(),
-        "client": {"concurrency": settings.concurrency, "timeout": settings.timeout,
-                   "max_retries": settings.retry.max_retries, "max_downtime": settings.max_downtime},
-        "label": settings.label,
-        "started_at": now_iso(),
-        "ended_at": None,
-        "status": "running",
-        "argv": list(settings.argv),
-    }
-
-
-def manifest_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What makes a resume unsafe: other items, another prompt, other decoding."""
-    diffs = []
-    if old.get("pack") != new.get("pack"):
-        diffs.append(f"pack: {old.get('pack')} -> {new.get('pack')}")
-    if old.get("dataset", {}).get("fingerprint") != new["dataset"]["fingerprint"]:
-        diffs.append(f"dataset fingerprint: {old.get('dataset', {}).get('fingerprint', '?')[:12]} ({old.get('dataset', {}).get('n_items')} items)"
-                     f" -> {new['dataset']['fingerprint'][:12]} ({new['dataset']['n_items']} items): the items or their data changed")
-    if old.get("template_hash") != new["template_hash"]:
-        diffs.append(f"prompt template: {old.get('template_hash')} -> {new['template_hash']}")
-    if old.get("api") != new["api"]:
-        diffs.append(f"api: {old.get('api')} -> {new['api']}")
-    old_dec, new_dec = old.get("decoding", {}), new["decoding"]
-    for key in sorted(set(old_dec) | set(new_dec)):
-        if old_dec.get(key) != new_dec.get(key):
-            diffs.append(f"decoding.{key}: {old_dec.get(key)!r} -> {new_dec.get(key)!r}")
-    if old.get("model") != new.get("model"):
-        diffs.append(f"model: {old.get('model')} -> {new.get('model')}")
-    return diffs
-
-
-def resume_command(argv: Sequence[str], run_dir: Path) -> str:
-    """The original command with --run-dir/--resume replaced by --resume RUN_DIR."""
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if arg in ("--run-dir", "--resume"):
-            skip = True
-            continue
-        if arg.startswith(("--run-dir=", "--resume=")) or arg == "--retry-errors":
-            continue
-        out.append(arg)
-    return shlex.join(out + ["--resume", str(run_dir)])
 
 
 # ----------------------------------------------------------------------------- records
@@ -215,55 +150,6 @@ def error_record(item, request: Request, error: EndpointError, endpoint: str, at
     }
 
 
-# ----------------------------------------------------------------------------- progress
-
-class Progress:
-    def __init__(self, total: int, done: int, quiet: bool):
-        self.total, self.done, self.quiet = total, done, quiet
-        self.correct = self.errors = self.graded = 0
-        self.tokens = 0
-        self.t0 = time.monotonic()
-        self.started_done = done
-        self.tty = sys.stderr.isatty()
-        self.last = 0.0
-        self.greedy = GreedyCheck()
-
-    def update(self, record: dict[str, Any], tokens: Any = None) -> None:
-        self.done += 1
-        if record["outcome"] == "error":
-            self.errors += 1
-        else:
-            self.graded += 1
-            self.correct += record["outcome"] == "correct"
-        self.tokens += (record.get("usage") or {}).get("completion_tokens") or 0
-        self.greedy.add(record, tokens)
-        now = time.monotonic()
-        interval = 0.2 if self.tty else 15.0
-        if not self.quiet and (now - self.last >= interval or self.done == self.total):
-            self.last = now
-            self.print()
-
-    def line(self) -> str:
-        elapsed = max(1e-9, time.monotonic() - self.t0)
-        new = self.done - self.started_done
-        rate = new / elapsed
-        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
-        acc = f"{100 * self.correct / self.graded:5.1f}%" if self.graded else "  -  "
-        eta_s = "-" if eta != eta else f"{int(eta // 60)}m{int(eta % 60):02d}s"
-        return (f"{self.done}/{self.total} | acc {acc} | errors {self.errors} | "
-                f"{self.tokens / elapsed:,.0f} out tok/s | ETA {eta_s}")
-
-    def print(self) -> None:
-        if self.tty:
-            print("\r" + self.line().ljust(78), end="", file=sys.stderr, flush=True)
-        else:
-            print(self.line(), file=sys.stderr, flush=True)
-
-    def finish(self) -> None:
-        if self.tty and not self.quiet:
-            print(file=sys.stderr)
-
-
 # ----------------------------------------------------------------------------- the run
 
 class EndpointDown(Exception):
@@ -291,6 +177,7 @@ class Scheduler:
         self.down_since: dict[str, float | None] = {}
         self.stopped_reason: str | None = None
         self.retries = 0
+        self.retrying = 0          # items now waiting to be asked again (shown by the progress display)
         self.flush_pending = False
         # replicas taken out of the rotation: url -> when, why (back in when they answer again)
         self.retired: dict[str, dict[str, Any]] = {}
@@ -367,7 +254,7 @@ class Scheduler:
         if url not in self.retired:
             self.retired[url] = {"at": now_iso(), "reason": reason}
             if not self.settings.quiet:
-                print(f"\n{redact_url(url)} does not answer ({reason}); its items go to the other "
+                print(f"{redact_url(url)} does not answer ({reason}); its items go to the other "
                       f"endpoint(s)", file=sys.stderr)
         while self.stopped_reason is None:
             if queue.empty() and self.in_flight == 0:
@@ -418,6 +305,13 @@ class Scheduler:
         finally:
             self.grading.release()
 
+    async def wait_to_retry(self, seconds: float) -> None:
+        self.retrying += 1
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self.retrying -= 1
+
     async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | tuple:
         """An error record, or (item, request, response, attempt, endpoint, started_at, t0) to grade."""
         settings = self.settings
@@ -456,7 +350,8 @@ class Scheduler:
                     self.retries += 1
                     # poll often enough to notice the server is back; never sleep past the window
                     window_left = settings.max_downtime - down_for
-                    await asyncio.sleep(max(0.05, min(policy.delay(min(attempt - 1, 6), error), DOWN_POLL_S, window_left)))
+                    await self.wait_to_retry(max(0.05, min(policy.delay(min(attempt - 1, 6), error), DOWN_POLL_S,
+                                                           window_left)))
                     continue
                 unreachable_since = None
                 first_failure = first_failure if first_failure is not None else now
@@ -466,7 +361,7 @@ class Scheduler:
                 if error.retryable and retries_left and time_left:
                     self.retries += 1
                     wait = policy.delay(failures - 1, error)
-                    await asyncio.sleep(max(0.0, min(wait, policy.max_total - (now - first_failure))))
+                    await self.wait_to_retry(max(0.0, min(wait, policy.max_total - (now - first_failure))))
                     continue
                 return error_record(item, request, error, endpoint.url, attempt, started_at, now - t0)
             self.down_since[endpoint.url] = None
@@ -486,6 +381,10 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
                 raise UsageError(f"{endpoint.url} refused the API key (HTTP 401): set OPENAI_API_KEY or the variable "
                                  f"named by --api-key-env") from None
             reason = e.message if isinstance(e, EndpointError) else "no answer within the timeout"
+            if "DNS lookup" in reason:
+                raise UsageError(f"{reason}: the host name in --endpoint does not resolve. Check it (a typo, "
+                                 f"a VPN or /etc/hosts entry), or start a local server and pass "
+                                 f"--endpoint http://127.0.0.1:PORT/v1") from None
             raise UsageError(
                 f"nothing answers at {endpoint.url} ({reason}). Start an OpenAI-compatible server first, e.g.\n"
                 f"  llama-server -m model.gguf --port 8080            (llama.cpp)\n"
@@ -507,37 +406,6 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
                 raise UsageError(f"{url} does not list model {settings.model!r}; it serves: {', '.join(models)} "
                                  f"(pass one of these to --model, or --no-check-model)")
     return served, model
-
-
-def prepare_run_dir(settings: RunSettings, manifest: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict]]:
-    """Returns (the manifest to write, the records already there)."""
-    run_dir = settings.run_dir
-    records_path = run_dir / RECORDS
-    if settings.resume:
-        if not (run_dir / MANIFEST).exists():
-            raise UsageError(f"cannot resume {run_dir}: it has no {MANIFEST} (not a run folder)")
-        old = read_manifest(run_dir)
-        diffs = manifest_differences(old, manifest)
-        if diffs:
-            raise UsageError(f"cannot resume {run_dir}: it was made with other settings:\n  " + "\n  ".join(diffs))
-        done = {r["id"]: r for r in read_records(records_path)}
-        merged = dict(old)
-        merged.update({"status": "running", "ended_at": None, "endpoints": manifest["endpoints"],
-                       "served_models": manifest["served_models"], "client": manifest["client"]})
-        merged.setdefault("resumed_at", [])
-        merged["resumed_at"] = list(merged["resumed_at"]) + [now_iso()]
-        return merged, done
-    if records_path.exists() and records_path.stat().st_size > 0:
-        raise UsageError(f"{run_dir} already holds records. To continue that run:\n  "
-                         f"{resume_command(settings.argv, run_dir)}\nor choose another --run-dir.")
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / ".write-test"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as e:
-        raise UsageError(f"cannot write to the run folder {run_dir}: {e.strerror or e}") from None
-    return manifest, {}
 
 
 class _NoPandas:
@@ -626,11 +494,19 @@ def _speculation_report(before: dict[str, Any], after: dict[str, Any]) -> dict[s
 
 
 async def _run_async(settings: RunSettings) -> int:
-    pack, items, settings = load_items(settings)
+    pack = find_pack(settings)
+    # Local data is read first (bad input: exit 2 before any request). Data from the network is
+    # fetched after the endpoint answered: without a server, "start one" is the news, not a
+    # download error, and nothing is downloaded for a run that cannot start.
+    local = settings.data_dir is not None
+    if local:
+        pack, items, settings = load_items(settings, pack)
     api_key = os.environ.get(settings.api_key_env or "OPENAI_API_KEY")
     endpoints = [Endpoint(url, api_key, settings.timeout, settings.api, settings.stream) for url in settings.endpoints]
     try:
         served, model = await preflight(settings, endpoints)
+        if not local:
+            pack, items, settings = load_items(settings, pack)
         settings, engine = await apply_neutral_settings(settings, api_key)   # docs/lossless.md: greedy must be greedy
         manifest = dict(make_manifest(settings, pack, items, served, model), engine=engine)
         manifest, done = prepare_run_dir(settings, manifest)
@@ -656,12 +532,14 @@ async def _run_async(settings: RunSettings) -> int:
         progress = Progress(len(items), len(items) - len(todo), settings.quiet)
         writer = RecordWriter(settings.run_dir / RECORDS)
         scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
+        progress.watch(scheduler)
         # the servers' own draft counters around the run: did speculation engage (docs/engines.md)
         spec_before = await asyncio.to_thread(_speculation_counters, endpoints)
         status = "interrupted"
         # the finishing step's imports (pyarrow, and the pandas its first call imports: ~0.5 s)
         # load in a thread while the requests are in flight, not after them
         asyncio.get_running_loop().run_in_executor(None, _warm_finish_imports)
+        progress.start()
         try:
             await scheduler.run(todo)
             status = "stopped" if scheduler.stopped_reason else "finished"

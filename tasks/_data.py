@@ -53,12 +53,36 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
         return list(csv.DictReader(f))
 
 
+OFFLINE_HINT = "use --data-dir DIR (or set EVALSUITE_DATA_DIR) with the original files"
+
+
+def unreachable(url: str, timeout: float = 5.0) -> str | None:
+    """Why the host of `url` cannot be reached (DNS or connect), or None when it can: asked after
+    a download failed, so that "offline" is said as such instead of "file not found"."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url if "://" in url else "https://" + url)
+    host = "huggingface.co" if parts.scheme == "hf" else parts.hostname or ""
+    port = parts.port or (80 if parts.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except socket.gaierror as e:
+        return f"offline: the host {host} does not resolve (DNS: {e.strerror or e})"
+    except OSError as e:
+        return f"offline: cannot connect to {host}:{port} ({e.strerror or e})"
+    return None
+
+
 def read_hub(hub_id: str, config: str | None, split: str) -> list[dict[str, Any]]:
     from datasets import load_dataset  # lazy: only online users pay for it
 
     try:
         dataset = load_dataset(hub_id, config, split=split)
     except Exception as e:  # offline, unknown id, ... -- say what was tried and how to go offline
+        offline = unreachable("https://huggingface.co")
+        if offline:
+            raise BadDataError(f"could not load {hub_id} from the hub: {offline}; {OFFLINE_HINT}") from None
         raise BadDataError(
             f"could not load {hub_id}{'/' + config if config else ''} [{split}] from the hub ({type(e).__name__}: {e}). "
             f"Offline, pass --data-dir DIR (or set EVALSUITE_DATA_DIR) with the original files.") from None

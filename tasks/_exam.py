@@ -53,11 +53,20 @@ def read_jsonl(location: str) -> list[dict[str, Any]]:
     with _datasets_cache() as cache_dir:
         try:
             table = datasets.load_dataset("json", data_files=location, split="train", cache_dir=cache_dir)
-        except FileNotFoundError as exc:
-            raise BadDataError(f"{location}: file not found") from exc
-        except Exception as exc:  # pyarrow/datasets raise many kinds; name the file
+        except Exception as exc:
+            _raise_if_offline(location)
+            if isinstance(exc, FileNotFoundError):
+                raise BadDataError(f"{location}: file not found") from exc
             raise BadDataError(f"{location}: cannot read as JSON lines: {_root_cause(exc)}") from exc
         return table.to_list()
+
+
+def _raise_if_offline(location: str) -> None:
+    from ._data import OFFLINE_HINT, unreachable
+
+    offline = unreachable(location)
+    if offline:
+        raise BadDataError(f"{location}: {offline}; {OFFLINE_HINT}") from None
 
 
 def read_csv_files(locations: Mapping[str, str], columns: Sequence[str]) -> dict[str, list[dict[str, str]]]:
@@ -81,6 +90,7 @@ def read_csv_files(locations: Mapping[str, str], columns: Sequence[str]) -> dict
         try:
             tables = load({split_of[key]: loc for key, loc in locations.items()})
         except Exception:
+            _raise_if_offline(next(loc for loc in locations.values() if _is_url(loc)))
             _raise_for_first_bad_csv(locations, load)
             raise
         return {key: tables[split_of[key]].to_list() for key in locations}

@@ -14,12 +14,12 @@ from evalsuite.analysis import stats
 from evalsuite.analysis.compare import (
     DERIVED_HOW,
     CompareError,
-    compare_main,
     compare_runs,
     load_runs,
     lookup,
     sweep,
 )
+from evalsuite.analysis.compare_tables import compare_main
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is needed to check the statistics")
 

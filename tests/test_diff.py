@@ -7,7 +7,9 @@ import math
 import pytest
 from runfactory import make_run, rec
 
-from evalsuite.analysis.diff import DiffRefused, diff_item, diff_runs, exit_code, tau_for
+from evalsuite.lossless.classify import diff_item
+from evalsuite.lossless.runs import diff_runs, exit_code, tau_for
+from evalsuite.lossless.tokens import DiffRefused
 from evalsuite.store import load_run
 
 LOGPROBS = {"logprobs": 5}
@@ -305,7 +307,7 @@ def _stop_case(tmp_path, api):
 
 
 def test_rescore_chat_run_stays_undetermined(tmp_path):
-    from evalsuite.rescore import rescore_result
+    from evalsuite.lossless.rescore import rescore_result
 
     b, c = _stop_case(tmp_path, "chat")
     result = rescore_result(diff_runs(b, c), b, c, "http://127.0.0.1:9/v1")  # never contacted
@@ -318,7 +320,7 @@ def test_rescore_completions_run_on_loopback_server(tmp_path, monkeypatch):
     import http.server
     import threading
 
-    from evalsuite.rescore import rescore_result
+    from evalsuite.lossless.rescore import rescore_result
 
     seen = []
 

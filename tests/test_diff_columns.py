@@ -6,7 +6,7 @@ import random
 
 import pyarrow as pa
 
-from evalsuite.analysis.diff import diff_item, identical_by_columns
+from evalsuite.lossless.classify import diff_item, identical_by_columns
 from evalsuite.store import TokenColumns
 
 
@@ -69,7 +69,7 @@ def test_anything_but_plain_identical_goes_down_the_per_token_path():
 
 
 def test_tokens_from_columns_equal_tokens_from_entries_on_awkward_values():
-    from evalsuite.analysis.diff import tokens_from_table, tokens_of
+    from evalsuite.lossless.tokens import tokens_from_table, tokens_of
 
     e = entries(["a", "\u00e9", "", "b"], seed=3)
     e[1]["logprob"] = float("-inf")

@@ -17,7 +17,7 @@ from conftest import requires_llama
 from llama_server import LlamaServer
 from tiny_gguf import write_tiny_gguf
 
-from evalsuite.analysis.diff import VERDICTS
+from evalsuite.lossless.tokens import VERDICTS
 
 pytestmark = [pytest.mark.llama, requires_llama]
 

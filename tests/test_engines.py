@@ -7,7 +7,7 @@ import io
 from runfactory import make_run, rec
 from test_diff import plain, tok
 
-from evalsuite.analysis.diff import diff_runs
+from evalsuite.lossless.runs import diff_runs
 from evalsuite.engines import GreedyCheck, engine_settings, neutral_for, profile_from_replies
 from evalsuite.store import load_run
 
@@ -78,7 +78,7 @@ def test_diff_allows_the_neutral_settings_evalsuite_sent(tmp_path):
     # the same difference set by hand is still refused: it changes decoding
     import pytest
 
-    from evalsuite.analysis.diff import DiffRefused
+    from evalsuite.lossless.tokens import DiffRefused
     c2 = make_run(tmp_path / "c2", records=[rec("main/0")], decoding={"extra_body": {"repeat_penalty": 1.0}})
     with pytest.raises(DiffRefused):
         diff_runs(load_run(b), load_run(c2))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from runfactory import make_run, rec, runs_from_outcomes
 
-from evalsuite.analysis.diff import diff_runs, format_diff
+from evalsuite.lossless.runs import diff_runs, format_diff
 from evalsuite.analysis.gate import gate_main
 from evalsuite.analysis.summary import format_summary, summarize
 from evalsuite.store import load_run
@@ -82,3 +82,15 @@ def test_gate_on_two_packs_says_different_packs_first(tmp_path):
     out = io.StringIO()
     assert gate_main(base, cand, max_drop=5, out=out) == 2
     assert out.getvalue().startswith("UNUSABLE: different packs: baseline 'gsm8k' vs candidate 'math500'"), out.getvalue()
+
+
+def test_diff_of_two_packs_says_different_packs_first(tmp_path):
+    import pytest
+
+    from evalsuite.lossless.tokens import DiffRefused
+
+    base = load_run(make_run(tmp_path / "a", "gsm8k", [rec("main/0")]))
+    cand = load_run(make_run(tmp_path / "b", "math500", [rec("main/0")], fingerprint="e" * 64))
+    with pytest.raises(DiffRefused) as refused:
+        diff_runs(base, cand)
+    assert str(refused.value).startswith("different packs: baseline 'gsm8k' vs candidate 'math500'"), str(refused.value)

@@ -14,8 +14,8 @@ from runfactory import make_run, rec
 from test_diff import plain, record, tok
 from test_report import build_runs, names_of
 
-from evalsuite.analysis.diff import diff_runs
-from evalsuite.analysis.diff_html import render_html
+from evalsuite.lossless.runs import diff_runs
+from evalsuite.lossless.html import render_html
 from evalsuite.analysis.report import report_main
 from evalsuite.store import load_run
 

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from evalsuite.client import _ThinkSplitter, classify_status, parse_retry_after, redact_url
-from evalsuite.runner import manifest_differences, resume_command
+from evalsuite.client import _ThinkSplitter, redact_url
+from evalsuite.errors import classify_status, parse_retry_after
+from evalsuite.manifest import manifest_differences, resume_command
 from evalsuite.store import RecordWriter, RunFolderError, compact_records, load_run, read_records
 
 

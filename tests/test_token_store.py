@@ -250,7 +250,7 @@ def test_a_slow_grade_does_not_hold_a_request_slot(data_dir, tmp_path, monkeypat
     """With --concurrency 1, the first item's grade waits until the server has answered the second
     request: that only happens if the slot was released before grading."""
     import evalsuite.tasks.gsm8k as gsm8k
-    from evalsuite.client import RetryPolicy
+    from evalsuite.errors import RetryPolicy
     from evalsuite.runner import RunSettings, run
 
     with TokenStub(n_tokens=5) as stub:

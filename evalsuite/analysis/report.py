@@ -16,18 +16,8 @@ from typing import Any, Mapping, Sequence, TextIO
 
 from ..store import Run, RunFolderError
 from .cards import divergence_card, is_divergence, sort_divergences
-from .compare import (
-    CompareError,
-    Comparison,
-    accuracy_rows,
-    compare_runs,
-    is_correct,
-    is_error,
-    load_runs,
-    reasoning_notes,
-    reasoning_rows,
-    subset_rows,
-)
+from .compare import CompareError, Comparison, compare_runs, is_correct, is_error, load_runs
+from .compare_tables import accuracy_rows, reasoning_notes, reasoning_rows, subset_rows
 from .html_page import clip, number, render, seconds
 
 MAX_ANSWER_CHARS = 4_000
@@ -163,7 +153,7 @@ def report_main(
         check_writable(output, "--output")
         runs = load_runs(paths)
         if diff:
-            from .diff import diff_json_mismatch_any
+            from ..lossless.runs import diff_json_mismatch_any
             why = diff_json_mismatch_any(Path(diff), runs)
             if why:
                 raise CompareError(f"--diff {diff}: {why}")

@@ -256,7 +256,7 @@ def test_the_cheap_wire_form_nulls_exactly_the_unscored_entries():
 
 
 def test_speculation_rendering_a_partial_byte_differently_is_still_identical():
-    from evalsuite.analysis.diff import diff_item
+    from evalsuite.lossless.classify import diff_item
 
     pair = load("llama_server-draft-rendering-records.json")
     base, cand = pair["baseline"], pair["candidate"]

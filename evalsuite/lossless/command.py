@@ -1,4 +1,9 @@
-"""`evalsuite lossless PACK --baseline-endpoint A --candidate-endpoint B`: run the pack greedily
+"""The two commands of the lossless check.
+
+`evalsuite diff BASELINE CANDIDATE` (diff_main) diffs two finished runs (runs.py) and prints,
+writes --json/--html (html.py) and, when asked, re-scores divergences (rescore.py).
+
+`evalsuite lossless PACK --baseline-endpoint A --candidate-endpoint B`: run the pack greedily
 on both servers with logprobs (baseline first), then `evalsuite diff` the two runs.
 
 The two runs are ordinary run folders (RUN_DIR/baseline, RUN_DIR/candidate) made by
@@ -14,7 +19,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
+
+from .runs import diff_runs, exit_code, format_diff, load_diff_run, tau_for
+from .tokens import DiffRefused
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -72,8 +80,8 @@ def lossless_root(s: LosslessSettings) -> Path:
 
 
 def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
-    from .client import Decoding
-    from .runner import RunSettings
+    from ..client import Decoding
+    from ..runner import RunSettings
 
     # Greedy and seeded: the only thing left to differ is the server.
     decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=s.max_tokens, logprobs=s.logprobs,
@@ -87,16 +95,48 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
                        resume=resume, retry_errors=resume and s.retry_errors)
 
 
+def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
+              json_path: Any = None, html_path: Any = None, fail_on: str | None = None,
+              rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None) -> int:
+    """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from ..store import RunFolderError
+    from ..analysis.outputs import OutputError, check_writable
+
+    try:
+        for flag, path in (("--json", json_path), ("--html", html_path)):
+            if path:
+                check_writable(path, flag)
+        runs = [load_diff_run(p) for p in (baseline, candidate)]
+        result = diff_runs(runs[0], runs[1], tau_for(tau, precision))
+        if rescore_endpoint:
+            from .rescore import rescore_result
+            result = rescore_result(result, runs[0], runs[1], rescore_endpoint, api_key_env)
+        code = exit_code(result, fail_on)
+    except (RunFolderError, DiffRefused, OutputError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    echo(format_diff(result))
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    if html_path:
+        from .html import render_html
+        Path(html_path).write_text(render_html(result), encoding="utf-8")
+    return code
+
+
 def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> int:
     """Both runs, then the diff. Exit 0 clean, 1 --fail-on tripped or items ended in errors,
     2 bad usage / runs not comparable, 3 an endpoint went down (as `evalsuite run`)."""
-    from .analysis.diff import diff_main
-    from .runner import EXIT_ERRORS, EXIT_OK as RUN_OK, UsageError, run
+    from ..runner import EXIT_ERRORS, EXIT_OK as RUN_OK, UsageError, run
 
     if s.resume is not None and s.run_dir is not None and Path(s.run_dir) != lossless_root(s):
         print("error: give either --run-dir or --resume, not both", file=sys.stderr)
         return EXIT_USAGE
-    from .analysis.outputs import OutputError, check_writable
+    from ..analysis.outputs import OutputError, check_writable
 
     try:   # before the runs, not after an hour of them
         for flag, path in (("--json", s.json_path), ("--html", s.html_path)):
@@ -135,7 +175,7 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
                      json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
                      rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo)
     if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
-        from .runner import resume_command
+        from ..manifest import resume_command
 
         print("some items ended in errors (undetermined in the diff); to ask them again:\n  "
               f"{resume_command(s.argv, root)} --retry-errors", file=sys.stderr)
@@ -145,7 +185,7 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
 
 def _speculation_of(run_dir: Path) -> dict | None:
     """The run's speculation report (manifest `speculation`, one endpoint per lossless run)."""
-    from .store import read_manifest
+    from ..store import read_manifest
 
     try:
         reports = read_manifest(run_dir).get("speculation") or {}

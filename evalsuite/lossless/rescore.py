@@ -28,7 +28,9 @@ import dataclasses
 import os
 from typing import Any
 
-from .analysis.diff import DiffResult, ItemDiff, Tok, TokenView, classify_margin, tokens_of
+from .classify import ItemDiff, TokenView, classify_margin
+from .runs import DiffResult
+from .tokens import Tok, tokens_of
 
 RESCORE_TOP = 20
 DEEP_TOP = 1000   # llama-server gives up to the whole vocabulary; vLLM refuses past --max-logprobs
@@ -47,7 +49,8 @@ class Rescorer:
     """Next-token logprobs from the baseline endpoint, through the run's client and retry policy."""
 
     def __init__(self, endpoint: str, api_key: str | None = None, timeout: float = TIMEOUT_S, retry: Any = None):
-        from .client import Endpoint, RetryPolicy
+        from ..client import Endpoint
+        from ..errors import RetryPolicy
 
         self.endpoint = Endpoint(endpoint, api_key, timeout, api="completions", stream=False)
         self.retry = retry or RetryPolicy(max_retries=3, max_total=120.0)
@@ -59,7 +62,8 @@ class Rescorer:
 
     async def _top(self, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
                    k: int) -> list[Alternative]:
-        from .client import Decoding, EndpointError, Request
+        from ..client import Decoding, Request
+        from ..errors import EndpointError
 
         decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=1, logprobs=k, extra_body=extra_body)
         request = Request(item_id="rescore", prompt=prompt)
@@ -105,7 +109,7 @@ def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], man
                                        "the exact text cannot be rebuilt")
         prompt = (base.get("prompt") or "") + "".join(t.text for t in prefix)
     extra = dict((manifest.get("decoding") or {}).get("extra_body") or {})
-    from .client import EndpointError
+    from ..errors import EndpointError
 
     try:
         alts = rescorer.top(manifest.get("model"), prompt, extra)

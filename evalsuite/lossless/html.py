@@ -3,9 +3,9 @@ two outputs side by side, the differing tokens highlighted, the baseline's top-k
 point); the page itself is drawn by templates/diff.html.j2."""
 from __future__ import annotations
 
-from .cards import divergence_card, is_divergence, sort_divergences
-from .diff import DiffResult, _finite
-from .html_page import render
+from ..analysis.cards import divergence_card, is_divergence, sort_divergences
+from ..analysis.html_page import render
+from .runs import DiffResult, _finite
 
 MAX_ITEMS_SHOWN = 200
 

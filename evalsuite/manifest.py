@@ -1,0 +1,113 @@
+"""The run folder's manifest and resuming: what a run was made with, whether a resume may
+continue it (same items, prompts and decoding), and the command that resumes it.
+
+`settings` here is the runner's RunSettings (evalsuite.runner), passed in: this module sits
+below the runner and does not import it.
+"""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from .client import now_iso, redact_url
+from .errors import UsageError
+from .store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records
+
+
+def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]], model: str) -> dict[str, Any]:
+    from .tasks.pack import dataset_fingerprint
+
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "suite_version": __version__,
+        "pack": settings.pack,
+        "pack_version": pack.version,
+        "template_hash": pack.template_hash(settings.fewshot),
+        "load": {"subsets": list(settings.subsets), "fewshot": settings.fewshot, "per_subset": settings.per_subset,
+                 "seed": settings.seed, "limit": settings.limit,
+                 "data_dir": str(settings.data_dir) if settings.data_dir else None},
+        "dataset": {"fingerprint": dataset_fingerprint(items), "n_items": len(items), "source": pack.source},
+        "item_ids": [i.id for i in items],
+        "api": settings.api,
+        "endpoints": [redact_url(u) for u in settings.endpoints],
+        "model": model,
+        "served_models": served_models,
+        "decoding": settings.decoding.to_dict(),
+        "client": {"concurrency": settings.concurrency, "timeout": settings.timeout,
+                   "max_retries": settings.retry.max_retries, "max_downtime": settings.max_downtime},
+        "label": settings.label,
+        "started_at": now_iso(),
+        "ended_at": None,
+        "status": "running",
+        "argv": list(settings.argv),
+    }
+
+
+def manifest_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What makes a resume unsafe: other items, another prompt, other decoding."""
+    diffs = []
+    if old.get("pack") != new.get("pack"):
+        diffs.append(f"pack: {old.get('pack')} -> {new.get('pack')}")
+    if old.get("dataset", {}).get("fingerprint") != new["dataset"]["fingerprint"]:
+        diffs.append(f"dataset fingerprint: {old.get('dataset', {}).get('fingerprint', '?')[:12]} ({old.get('dataset', {}).get('n_items')} items)"
+                     f" -> {new['dataset']['fingerprint'][:12]} ({new['dataset']['n_items']} items): the items or their data changed")
+    if old.get("template_hash") != new["template_hash"]:
+        diffs.append(f"prompt template: {old.get('template_hash')} -> {new['template_hash']}")
+    if old.get("api") != new["api"]:
+        diffs.append(f"api: {old.get('api')} -> {new['api']}")
+    old_dec, new_dec = old.get("decoding", {}), new["decoding"]
+    for key in sorted(set(old_dec) | set(new_dec)):
+        if old_dec.get(key) != new_dec.get(key):
+            diffs.append(f"decoding.{key}: {old_dec.get(key)!r} -> {new_dec.get(key)!r}")
+    if old.get("model") != new.get("model"):
+        diffs.append(f"model: {old.get('model')} -> {new.get('model')}")
+    return diffs
+
+
+def resume_command(argv: Sequence[str], run_dir: Path) -> str:
+    """The original command with --run-dir/--resume replaced by --resume RUN_DIR."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--run-dir", "--resume"):
+            skip = True
+            continue
+        if arg.startswith(("--run-dir=", "--resume=")) or arg == "--retry-errors":
+            continue
+        out.append(arg)
+    return shlex.join(out + ["--resume", str(run_dir)])
+
+
+def prepare_run_dir(settings: Any, manifest: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict]]:
+    """Returns (the manifest to write, the records already there)."""
+    run_dir = settings.run_dir
+    records_path = run_dir / RECORDS
+    if settings.resume:
+        if not (run_dir / MANIFEST).exists():
+            raise UsageError(f"cannot resume {run_dir}: it has no {MANIFEST} (not a run folder)")
+        old = read_manifest(run_dir)
+        diffs = manifest_differences(old, manifest)
+        if diffs:
+            raise UsageError(f"cannot resume {run_dir}: it was made with other settings:\n  " + "\n  ".join(diffs))
+        done = {r["id"]: r for r in read_records(records_path)}
+        merged = dict(old)
+        merged.update({"status": "running", "ended_at": None, "endpoints": manifest["endpoints"],
+                       "served_models": manifest["served_models"], "client": manifest["client"]})
+        merged.setdefault("resumed_at", [])
+        merged["resumed_at"] = list(merged["resumed_at"]) + [now_iso()]
+        return merged, done
+    if records_path.exists() and records_path.stat().st_size > 0:
+        raise UsageError(f"{run_dir} already holds records. To continue that run:\n  "
+                         f"{resume_command(settings.argv, run_dir)}\nor choose another --run-dir.")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / ".write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        raise UsageError(f"cannot write to the run folder {run_dir}: {e.strerror or e}") from None
+    return manifest, {}
