@@ -10,6 +10,7 @@ request, and the quirk it shows. Engines that are not installed are left out, sa
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ from engine_servers import (LlamaCppServer, MODEL_ALIAS, TransformersServer, Vll
                             llama_server_binary, tiny_hf_model, transformers_python, vllm_python)
 
 FIXTURES = HERE / "fixtures"
+REPO = HERE.parents[1]
 MULTIBYTE = "é€😀ж中"
 
 
@@ -39,16 +41,28 @@ class Recorder:
         FIXTURES.mkdir(parents=True, exist_ok=True)
         if lines is not None:
             file = f"{name}.sse"
-            (FIXTURES / file).write_bytes(b"\n\n".join(lines) + b"\n\n")
+            (FIXTURES / file).write_bytes(scrub(b"\n\n".join(lines) + b"\n\n"))
         else:
             file = f"{name}.json"
-            (FIXTURES / file).write_text(json.dumps(response, ensure_ascii=False, indent=1) + "\n")
+            (FIXTURES / file).write_bytes(scrub(json.dumps(response, ensure_ascii=False, indent=1).encode() + b"\n"))
+        request = json.loads(scrub(json.dumps(request).encode()))
         self.index[name] = {"file": file, "engine": engine, "version": version, "request": request, "quirk": quirk}
         print(f"  {file}: {quirk}")
 
     def close(self) -> None:
         (FIXTURES / "index.json").write_text(json.dumps(dict(sorted(self.index.items())), ensure_ascii=False,
                                                         indent=1) + "\n")
+
+
+def scrub(data: bytes) -> bytes:
+    """Paths of the capturing machine (the engine cache, the checkout) become placeholders:
+    the fixtures are shared and must not name one machine's folders."""
+    import os
+
+    cache = os.environ.get("EVALSUITE_ENGINE_CACHE") or str(Path.home() / ".cache" / "evalsuite" / "engines")
+    for path, placeholder in ((cache, "<engine-cache>"), (str(REPO), "<repo>"), (str(Path.home()), "~")):
+        data = data.replace(path.encode(), placeholder.encode())
+    return data
 
 
 def version_of(server) -> str:
@@ -175,7 +189,8 @@ def capture_vllm(rec: Recorder) -> None:
 def capture_transformers(rec: Recorder) -> None:
     model = tiny_hf_model()
     with TransformersServer(model) as s:
-        v = "transformers " + (transformers_python().parent.parent / "pyvenv.cfg").read_text().split("version = ")[-1].strip()
+        v = "transformers " + subprocess.run([str(transformers_python()), "-c", "import transformers; print(transformers.__version__)"],
+                                             capture_output=True, text=True, check=True).stdout.strip()
         body = chat("What is 3 times 7?", s.model_name, logprobs=True, top_logprobs=3,
                     stream_options={"include_usage": True})
         rec.save("transformers-chat-stream", "transformers serve", v, body,
