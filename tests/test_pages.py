@@ -111,3 +111,13 @@ def test_page_fits_1400px_in_headless_chromium(page, tmp_path):
     pixels = matplotlib.image.imread(shot)[..., :3]
     assert pixels.shape[1] == WIDTH
     assert 0.01 < (pixels < 0.95).any(axis=-1).mean() < 0.9, "screenshot looks blank or broken"
+
+
+def test_token_ids_read_as_names_not_quantities():
+    from evalsuite.analysis.cards import divergence_card
+
+    card = divergence_card({"id": "s/1", "verdict": "real", "token_index": 3,
+                            "baseline_token": {"text": "a", "id": 18520, "logprob_baseline": -0.1},
+                            "candidate_token": {"text": "b", "bytes": [195, 169]}})
+    idents = [row["ident"] for row in card["tokens"]]
+    assert idents == ["18520", "195 169"]

@@ -76,10 +76,11 @@ def _answer(value: Any) -> str:
     return "none" if value is None else repr(str(value))
 
 
-def _ident(tok: Mapping[str, Any]) -> Any:
+def _ident(tok: Mapping[str, Any]) -> str:
+    # text, not a number: a token id is a name, not a quantity (no thousands separators)
     if tok.get("id") is not None:
-        return tok["id"]
-    return tok.get("bytes") if tok.get("bytes") is not None else ""
+        return str(tok["id"])
+    return " ".join(str(b) for b in tok["bytes"]) if tok.get("bytes") is not None else ""
 
 
 def _token_rows(item: Mapping[str, Any]) -> list[dict[str, Any]]:
