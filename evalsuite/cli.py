@@ -282,11 +282,14 @@ def compare(
     alpha: float = typer.Option(0.05, help="Significance level of the exact McNemar tests."),
     plots: Optional[Path] = typer.Option(None, help="Write the PNG plots into this folder."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the figures as JSON to this file."),
+    first_correct: bool = typer.Option(False, help="Also find the tokens to the first correct answer inside each reasoning (grades its prefixes; bounded in time): found later, or checked longer?"),
+    equivalence_margin: Optional[float] = typer.Option(None, help="Also say, for each run vs the first, whether accuracy is equivalent within ±this many points (TOST), worse, or undecided with the items needed."),
 ) -> None:
     """Accuracy (Wilson 95%), exact McNemar vs the first run, per-subset deltas, reasoning length and time to solution."""
     from .analysis.compare_tables import compare_main
 
-    raise typer.Exit(compare_main(runs, sweep_key=sweep, alpha=alpha, plots_dir=plots, json_path=json_out))
+    raise typer.Exit(compare_main(runs, sweep_key=sweep, alpha=alpha, plots_dir=plots, json_path=json_out,
+                                  equivalence_margin=equivalence_margin, first_correct=first_correct))
 
 
 @app.command()
@@ -298,7 +301,10 @@ def gate(
     min_items: Optional[int] = typer.Option(None, help="Exit 2 when fewer paired items than this (default 1)."),
     diff: Optional[Path] = typer.Option(None, help="JSON from `evalsuite diff --json`; its counts.real is checked."),
     max_real: Optional[int] = typer.Option(None, help="With --diff: fail when more than this many real divergences (default 0)."),
+    max_undetermined: Optional[int] = typer.Option(None, help="With --diff: fail when more than this many undetermined items (default 0: one may hide a real divergence)."),
+    equivalence_margin: Optional[float] = typer.Option(None, help="Pass only when the paired accuracy difference's 95% CI lies inside ±this many points (TOST): equivalent / worse / undecided."),
     junit: Optional[Path] = typer.Option(None, help="Write a JUnit XML report here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the verdict, each check and its figures as JSON here."),
     max_errors: Optional[str] = typer.Option(None, help="Fail when more candidate items errored than this: a count, or a percentage like 2% (default: no more than the baseline)."),
     allow_underpowered: bool = typer.Option(False, help="Run a gate too small to detect --max-drop anyway (a loud warning instead of exit 2)."),
 ) -> None:
@@ -307,7 +313,8 @@ def gate(
 
     raise typer.Exit(gate_main(baseline, candidate, max_drop=max_drop, alpha=alpha, min_items=min_items,
                                diff=diff, max_real=max_real, junit=junit, max_errors=max_errors,
-                               allow_underpowered=allow_underpowered))
+                               allow_underpowered=allow_underpowered, max_undetermined=max_undetermined,
+                               equivalence_margin=equivalence_margin, json_path=json_out))
 
 
 @app.command()

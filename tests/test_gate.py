@@ -198,7 +198,7 @@ def test_diff_real_divergences_gate(tmp_path):
     code, line = gate(base, cand, tmp_path, max_drop=60, diff=tmp_path / "d.json", junit=tmp_path / "j.xml")
     assert code == 1 and line.startswith("FAIL: ") and "real divergences 3 > 0" in line   # default max-real 0
     suite = junit(tmp_path / "j.xml")
-    assert (suite.get("tests"), suite.get("failures")) == ("3", "1")
+    assert (suite.get("tests"), suite.get("failures")) == ("4", "1")   # + undetermined items
     names = {c.get("name"): c for c in suite.findall("testcase")}
     assert names["accuracy drop"].find("failure") is None
     assert names["real divergences"].find("failure") is not None
@@ -327,3 +327,147 @@ def test_unwritable_outputs_of_diff_and_compare_exit_2(tmp_path, significant_dro
         assert out.returncode == 2, (args, out.stdout, out.stderr)
         assert "Traceback" not in out.stderr, out.stderr
         assert "identical" not in out.stdout and "McNemar" not in out.stdout and "FAIL" not in out.stdout
+
+
+# ---------------------------------------------------------------------------- undetermined items, diff-only gate
+
+
+def write_counts(path: Path, base: Path, cand: Path, **counts) -> Path:
+    full = {"identical": 90, "near_tie": 0, "suspicious": 0, "real": 0, "undetermined": 0, "hidden_drift": 0}
+    full.update(counts)
+    path.write_text(json.dumps({"counts": full, **run_names(base, cand)}), encoding="utf-8")
+    return path
+
+
+def test_undetermined_items_fail_a_lossless_gate_by_default(tmp_path):
+    # a real divergence filed as undetermined must not pass: counts.real 0 alone said PASS before
+    a, b = paired_outcomes(both_right=10)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    diff = write_counts(tmp_path / "d.json", base, cand, undetermined=18)
+    code, line = gate(base, cand, tmp_path, max_drop=60, diff=diff, junit=tmp_path / "j.xml")
+    assert code == 1 and line.startswith("FAIL: undetermined items 18 > 0")
+    assert "default 0 for a lossless gate" in line and "may hide a real divergence" in line
+    cases = {c.get("name"): c for c in junit(tmp_path / "j.xml").findall("testcase")}
+    assert cases["undetermined items"].find("failure") is not None
+    assert cases["real divergences"].find("failure") is None
+    code, line = gate(base, cand, tmp_path, max_drop=60, diff=diff, max_undetermined=18)
+    assert code == 0 and "undetermined items 18 <= 18" in line
+    assert gate(base, cand, tmp_path, max_drop=60, diff=diff, max_undetermined=17)[0] == 1
+    code, line = gate(base, cand, tmp_path, max_drop=1, max_undetermined=2)
+    assert code == 2 and "--max-undetermined needs --diff" in line
+    # a diff JSON without the count cannot be judged
+    data = json.loads(diff.read_text())
+    del data["counts"]["undetermined"]
+    diff.write_text(json.dumps(data))
+    code, line = gate(base, cand, tmp_path, max_drop=60, diff=diff)
+    assert code == 2 and "counts.undetermined must be a whole number" in line
+
+
+def test_max_undetermined_from_pyproject(tmp_path):
+    a, b = paired_outcomes(both_right=10)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    diff = write_counts(tmp_path / "d.json", base, cand, undetermined=3)
+    (tmp_path / "pyproject.toml").write_text("[tool.evalsuite.gate]\nmax_drop = 60\nmax-undetermined = 3\n")
+    code, line = gate(base, cand, tmp_path, diff=diff)
+    assert code == 0 and "undetermined items 3 <= 3" in line
+
+
+def test_diff_only_gate_documented_command(tmp_path, run_cli):
+    """docs/lossless.md: `evalsuite diff A B --json diff.json` then `evalsuite gate --diff diff.json --max-real 0`."""
+    from test_diff import LOGPROBS, plain, record
+
+    b = make_run(tmp_path / "b", records=[record("main/0", plain(["a", "b"])), record("main/1", plain(["x", "y"]))],
+                 decoding=LOGPROBS)
+    # main/1: the candidate's text differs and it kept no logprobs: undetermined, not real
+    c = make_run(tmp_path / "c", records=[record("main/0", plain(["a", "b"])), rec("main/1", answer="xz")],
+                 decoding=LOGPROBS)
+    made = run_cli("diff", b, c, "--json", tmp_path / "diff.json", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    counts = json.loads((tmp_path / "diff.json").read_text())["counts"]
+    assert counts["real"] == 0 and counts["undetermined"] == 1
+    out = run_cli("gate", "--diff", "diff.json", "--max-real", "0", cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    line = out.stdout.strip()
+    assert line.startswith("FAIL: undetermined items 1 > 0") and "real divergences 0 <= 0 (diff.json)" in line
+    assert "diff only: accuracy and errored items not gated" in line and str(b) in line
+    out = run_cli("gate", "--diff", "diff.json", "--max-real", "0", "--max-undetermined", "1", "--junit", "j.xml",
+                  "--json", "g.json", cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.startswith("PASS: "), out.stdout + out.stderr
+    suite = junit(tmp_path / "j.xml")
+    assert {c.get("name") for c in suite.findall("testcase")} == {"real divergences", "undetermined items"}
+    assert json.loads((tmp_path / "g.json").read_text())["details"]["diff_only"] is True
+    same = run_cli("diff", b, b, "--json", tmp_path / "same.json", cwd=tmp_path)
+    assert same.returncode == 0
+    assert run_cli("gate", "--diff", "same.json", cwd=tmp_path).returncode == 0
+    # half the runs, or nothing at all, is still unusable with a clear message
+    out = run_cli("gate", "--baseline", b, "--diff", "diff.json", cwd=tmp_path)
+    assert out.returncode == 2 and "give both --baseline RUN and --candidate RUN" in out.stdout
+    out = run_cli("gate", cwd=tmp_path)
+    assert out.returncode == 2 and "--diff DIFF_JSON alone for a divergence-only gate" in out.stdout
+    out = run_cli("gate", "--diff", "diff.json", "--equivalence-margin", "1", cwd=tmp_path)
+    assert out.returncode == 2 and "--equivalence-margin needs --baseline RUN and --candidate RUN" in out.stdout
+
+
+# ---------------------------------------------------------------------------- equivalence (TOST)
+
+
+def test_equivalence_on_10000_items_and_undecided_on_100(tmp_path):
+    # candidate 0.3 points worse on 10,000 paired items (215 lost, 185 gained): equivalent at ±1
+    a, b = paired_outcomes(both_right=7000, a_only=215, b_only=185, both_wrong=2600)
+    base, cand = runs_from_outcomes(tmp_path / "big", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, equivalence_margin=1, junit=tmp_path / "j.xml", json_path=tmp_path / "g.json")
+    assert code == 0 and line.startswith("PASS: equivalence: equivalent (90% CI [-0.6")
+    assert "paired difference -0.30 pp on 10000 items, margin ±1 pp" in line
+    assert "McNemar" not in line   # no --max-drop: the drop check is not run
+    details = json.loads((tmp_path / "g.json").read_text())["details"]["equivalence"]
+    assert details["verdict"] == "equivalent" and -1 < details["ci_pp"][0] < -0.3 < details["ci_pp"][1] < 1
+    props = {p.get("name"): p.get("value") for p in junit(tmp_path / "j.xml").find("properties")}
+    assert props["equivalence_verdict"] == "equivalent"
+    # the same rates on 100 items (2 lost, 2 gained) cannot tell: undecided, with the items needed
+    a, b = paired_outcomes(both_right=70, a_only=2, b_only=2, both_wrong=26)
+    base, cand = runs_from_outcomes(tmp_path / "small", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, equivalence_margin=1, junit=tmp_path / "j.xml", json_path=tmp_path / "g.json")
+    assert code == 1 and line.startswith("FAIL: equivalence: undecided: ")
+    details = json.loads((tmp_path / "g.json").read_text())["details"]["equivalence"]
+    assert details["verdict"] == "undecided" and details["more_items"] == details["items_needed"] - 100 > 1000
+    assert f"undecided: {details['more_items']} more paired items needed" in line
+    cases = {c.get("name"): c for c in junit(tmp_path / "j.xml").findall("testcase")}
+    assert "undecided" in cases["equivalence"].find("failure").get("message")
+    # exactly 0.3 worse on 1,000 items: still undecided
+    a, b = paired_outcomes(both_right=700, a_only=22, b_only=19, both_wrong=259)
+    base, cand = runs_from_outcomes(tmp_path / "mid", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, equivalence_margin=1)
+    assert code == 1 and "undecided" in line and "-0.30 pp on 1000 items" in line
+
+
+def test_equivalence_worse_and_with_max_drop(tmp_path):
+    # 3 points worse on 2,000 items: the whole interval is below -1
+    a, b = paired_outcomes(both_right=1400, a_only=80, b_only=20, both_wrong=500)
+    base, cand = runs_from_outcomes(tmp_path / "runs", {"baseline": a, "candidate": b})
+    code, line = gate(base, cand, tmp_path, equivalence_margin=1)
+    assert code == 1 and line.startswith("FAIL: equivalence: worse by more than the margin")
+    # with --max-drop both checks run, and both are in the line
+    code, line = gate(base, cand, tmp_path, equivalence_margin=1, max_drop=5)
+    assert code == 1 and "worse by more than the margin" in line and "McNemar" in line
+    (tmp_path / "pyproject.toml").write_text("[tool.evalsuite.gate]\nequivalence_margin = 5\n")
+    code, line = gate(base, cand, tmp_path)
+    assert code == 0 and "equivalence: equivalent" in line and "margin ±5 pp" in line
+    code, line = gate(base, cand, tmp_path, equivalence_margin=-1)
+    assert code == 2 and "--equivalence-margin must be > 0" in line
+    code, line = gate(base, cand, tmp_path, equivalence_margin=1, alpha=1)
+    assert code == 2 and "--alpha below 0.5" in line
+
+
+def test_compare_says_equivalence(tmp_path):
+    from evalsuite.analysis.compare_tables import compare_main
+
+    a, b = paired_outcomes(both_right=70, a_only=2, b_only=2, both_wrong=26)
+    base, cand = runs_from_outcomes(tmp_path / "small", {"baseline": a, "candidate": b})
+    out, err = io.StringIO(), io.StringIO()
+    assert compare_main([base, cand], equivalence_margin=1, json_path=tmp_path / "c.json", out=out, err=err) == 0
+    text = out.getvalue()
+    assert "Equivalence within ±1 pp (two one-sided tests at α=0.05" in text
+    assert "candidate vs baseline: undecided: " in text and "more paired items needed" in text
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["equivalence"][0]["verdict"] == "undecided" and data["equivalence"][0]["more_items"] > 1000
+    assert compare_main([base, cand], equivalence_margin=0, out=out, err=err) == 2

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from ..store import Run, load_run
 from .stats import McNemar, accuracy, mcnemar_exact, mean, median, percentile, wilson
+from .stats import Equivalence, equivalence
 
 DERIVED_HOW = "derived: completion_tokens × reasoning chars ÷ (reasoning + answer chars)"
 
@@ -239,6 +240,8 @@ class RunStats:
     n_errors: int
     subsets: tuple[SubsetStats, ...]
     tokens: TokenStats
+    n_looped: int = 0                   # truncated records with a repeated tail (analysis/loops.py)
+    looped_tokens: float = 0.0          # their completion tokens
 
     @property
     def graded(self) -> int:
@@ -280,7 +283,15 @@ def run_stats(run: Run, ids: Sequence[str], name: str | None = None, server_time
         n_errors=outcomes.count("error"),
         subsets=subsets,
         tokens=token_stats(records, server_time),
+        **_looped_counts(records),
     )
+
+
+def _looped_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    from .loops import is_looped
+
+    looped = [r for r in records if r.get("outcome") == "truncated" and is_looped(r)]
+    return {"n_looped": len(looped), "looped_tokens": float(sum(_usage(r, "completion_tokens") or 0 for r in looped))}
 
 
 # ---------------------------------------------------------------------------- pairs
@@ -331,6 +342,15 @@ def paired(run_a: Run, run_b: Run, ids: Sequence[str], name_a: str, name_b: str)
         token_ratio_total=sum_b / sum_a if sum_a else None,
         token_ratio_median=median(ratios),
     )
+
+
+def paired_equivalence(pair: Paired, alpha: float, margin_pp: float) -> Equivalence:
+    """The equivalence verdict (TOST at alpha, margin ±margin_pp points) of run B against run A
+    on their paired items; the 2×2 counts are recovered from the paired accuracies."""
+    n = pair.mcnemar.n_pairs
+    b, c = pair.mcnemar.b, pair.mcnemar.c
+    both_right = round((pair.acc_a or 0.0) * n) - b
+    return equivalence(both_right, b, c, n - both_right - b - c, margin_pp, alpha)
 
 
 # ---------------------------------------------------------------------------- the comparison

@@ -102,6 +102,11 @@ def reasoning_notes(cmp: Comparison) -> list[str]:
                      + (f"; {t.usage_missing} records without usage left out of token figures" if t.usage_missing else ""))
     notes.append("decode tok/s = Σ completion_tokens ÷ Σ (total_s − ttft_s); time/item = timing.total_s "
                  "(request sent to last token); correct/1k tok = correct answers per 1,000 output tokens")
+    for r in cmp.runs:
+        if r.n_looped:
+            share = f", {100 * r.looped_tokens / r.tokens.out_total:.0f}% of its output" if r.tokens.out_total else ""
+            notes.append(f"{r.name}: {r.n_looped} of its {r.n_truncated} truncated items looped (a repeated tail until "
+                         f"max_tokens): {r.looped_tokens:,.0f} completion tokens{share}")
     by_server = [r.name for r in cmp.runs if r.tokens.tts_source == "server"]
     if by_server:
         notes.append("time/item for " + ", ".join(by_server) + ": the server's own timings (prompt_ms + "
@@ -126,6 +131,54 @@ def format_comparison(cmp: Comparison) -> str:
     out += ["  " + n for n in reasoning_notes(cmp)]
     out += ["", "Verdict: " + cmp.verdict()]
     return "\n".join(out)
+
+
+def equivalence_lines(cmp: Comparison, margin_pp: float) -> tuple[list[str], list[dict[str, Any]]]:
+    """Each run against the first: the TOST verdict at ±margin_pp (docs/compare.md), as lines
+    and as JSON objects."""
+    from .compare import paired_equivalence
+
+    lines, data = [], []
+    for pair in cmp.pairs:
+        if pair.mcnemar.n_pairs == 0:
+            lines.append(f"{pair.b} vs {pair.a}: no paired items")
+            continue
+        eq = paired_equivalence(pair, cmp.alpha, margin_pp)
+        lines.append(f"{pair.b} vs {pair.a}: {eq.words()}")
+        data.append({"a": pair.a, "b": pair.b, **eq.to_dict()})
+    return lines, data
+
+
+def first_correct_section(runs: Sequence[Any], cmp: Comparison) -> tuple[list[str], dict[str, Any]]:
+    """Tokens to the first correct answer inside the reasoning (analysis/first_correct.py), per
+    run over its correct items with reasoning, and each run against the first."""
+    from .first_correct import first_correct_run, pair_first_correct
+    from .stats import median
+
+    lines, data = [], {"runs": [], "pairs": []}
+    results = []
+    by_path = {str(run.path): run for run in runs}   # a sweep orders cmp.runs by its setting
+    for stats in cmp.runs:
+        found, skipped = first_correct_run(by_path[stats.path], cmp.alignment.ids)
+        results.append(found)
+        hits = [f for f in found.values() if f.found]
+        sources = sorted({f.token_source for f in found.values() if f.found})
+        words = (f"{stats.name}: answer found in the reasoning of {len(hits)} of {len(found)} correct items with "
+                 f"reasoning; median {median([f.tokens_to_first for f in hits if f.tokens_to_first is not None]) or 0:,.0f} "
+                 f"tokens to it, {median([f.tokens_after for f in hits if f.tokens_after is not None]) or 0:,.0f} after")
+        if sources:
+            words += "; token positions: " + " / ".join(sources)
+        bounded = sum(1 for f in found.values() if f.bound)
+        if bounded or skipped:
+            words += f"; {bounded} searches cut short by the time bound, {skipped} items not searched (run time bound)"
+        lines.append(words)
+        data["runs"].append({"name": stats.name, "items": [f.to_dict() for f in found.values()],
+                             "n_found": len(hits), "n_searched": len(found), "n_skipped": skipped})
+    for stats, found in zip(cmp.runs[1:], results[1:]):
+        pair = pair_first_correct(cmp.runs[0].name, stats.name, results[0], found)
+        lines.append(pair.words())
+        data["pairs"].append({**pair.__dict__, "words": pair.words()})
+    return lines, data
 
 
 def sweep_rows(sw: Sweep) -> tuple[list[str], list[list[str]]]:
@@ -162,6 +215,8 @@ def compare_main(
     json_path: str | Path | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    equivalence_margin: float | None = None,
+    first_correct: bool = False,
 ) -> int:
     """The `evalsuite compare` command: 0 printed, 2 unusable input (message on stderr)."""
     out = out or sys.stdout
@@ -171,6 +226,10 @@ def compare_main(
         return 2
     if not 0 < alpha <= 1:
         print(f"compare: --alpha must be in (0, 1], got {alpha}", file=err)
+        return 2
+    if equivalence_margin is not None and not (equivalence_margin > 0 and alpha < 0.5):
+        print(f"compare: --equivalence-margin must be > 0 points with --alpha below 0.5, got margin "
+              f"{equivalence_margin:g}, alpha {alpha:g}", file=err)
         return 2
     from .outputs import OutputError, check_writable
 
@@ -192,6 +251,22 @@ def compare_main(
         print(f"compare: {e}", file=err)
         return 2
     print(format_comparison(cmp), file=out)
+    equivalence_data = None
+    if equivalence_margin is not None:
+        lines, equivalence_data = equivalence_lines(cmp, equivalence_margin)
+        print("", file=out)
+        print(f"Equivalence within ±{equivalence_margin:g} pp (two one-sided tests at α={alpha:g}, each run vs the first)",
+              file=out)
+        for line in lines:
+            print("  " + line, file=out)
+    first_correct_data = None
+    if first_correct:
+        lines, first_correct_data = first_correct_section(runs, cmp)
+        print("", file=out)
+        print("Tokens to the first correct answer inside the reasoning (prefixes at line and sentence ends graded "
+              "by the pack's grader; correct items)", file=out)
+        for line in lines:
+            print("  " + line, file=out)
     if sw is not None:
         print("", file=out)
         print(format_sweep(sw), file=out)
@@ -202,6 +277,10 @@ def compare_main(
             print(f"plot: {path}", file=out)
     if json_path is not None:
         data = cmp.to_dict()
+        if equivalence_data is not None:
+            data["equivalence"] = equivalence_data
+        if first_correct_data is not None:
+            data["first_correct"] = first_correct_data
         if sw is not None:
             data["sweep"] = {"key": sw.key, "order": [r.run.name for r in sw.rows],
                              "values": [r.value for r in sw.rows], "also_differ": list(sw.also_differ)}

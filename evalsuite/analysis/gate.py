@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from ..store import RunFolderError, load_run
-from .compare import Paired, paired
-from .stats import binomial_two_sided_p
+from .compare import Paired, paired, paired_equivalence
+from .stats import Equivalence, binomial_two_sided_p
 
 PASS, FAIL, UNUSABLE = 0, 1, 2
-CONFIG_KEYS = ("max_drop", "alpha", "min_items", "max_real", "max_errors")
+CONFIG_KEYS = ("max_drop", "alpha", "min_items", "max_real", "max_errors", "max_undetermined", "equivalence_margin")
 DIFF_COUNT_KEYS = ("identical", "near_tie", "suspicious", "real", "not_greedy", "cut_prefix", "undetermined",
                    "hidden_drift", "retokenised")
 
@@ -47,6 +47,10 @@ class GateSettings:
     max_errors: float | None = None  # errored candidate items allowed; None: no more than the baseline's
     max_errors_percent: bool = False  # max_errors is a percentage of the items
     allow_underpowered: bool = False
+    max_undetermined: int | None = None  # with --diff: undetermined items allowed (default 0)
+    equivalence_margin: float | None = None  # points: pass only when the paired CI lies inside ±margin
+    diff_only: bool = False         # no run folders: only the diff JSON's counts are gated
+    check_drop: bool = True         # False: --equivalence-margin without --max-drop (no drop check)
 
 
 @dataclass(frozen=True)
@@ -110,19 +114,36 @@ def _config_values(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
 def resolve_settings(
     *, max_drop: float | None, alpha: float | None, min_items: int | None, max_real: int | None,
     diff: str | Path | None, config_start: Path | None = None, max_errors: str | float | None = None,
-    allow_underpowered: bool = False,
+    allow_underpowered: bool = False, max_undetermined: int | None = None,
+    equivalence_margin: float | None = None, diff_only: bool = False,
 ) -> GateSettings:
-    """Command-line values over pyproject values over defaults; every value checked."""
+    """Command-line values over pyproject values over defaults; every value checked.
+    `diff_only`: no run folders were given, only --diff: --max-drop is then not needed."""
     found = find_gate_config(Path(config_start) if config_start else Path.cwd())
     config_file, config = (found[0], _config_values(*found)) if found else (None, {})
     if max_real is not None and diff is None:
         raise GateInputError("--max-real needs --diff DIFF_JSON (the `evalsuite diff --json` output)")
+    if max_undetermined is not None and diff is None:
+        raise GateInputError("--max-undetermined needs --diff DIFF_JSON (the `evalsuite diff --json` output)")
+    if diff_only and diff is None:
+        raise GateInputError("give both --baseline RUN and --candidate RUN (or --diff DIFF_JSON for a "
+                             "divergence-only gate)")
+    if diff_only and equivalence_margin is not None:
+        raise GateInputError("--equivalence-margin needs --baseline RUN and --candidate RUN (a diff JSON holds no "
+                             "per-item outcomes)")
     pick = lambda name, given: given if given is not None else config.get(name)  # noqa: E731
     max_drop = pick("max_drop", max_drop)
     alpha = pick("alpha", alpha)
     min_items = pick("min_items", min_items)
     max_real = pick("max_real", max_real)
+    max_undetermined = pick("max_undetermined", max_undetermined)
+    equivalence_margin = pick("equivalence_margin", equivalence_margin)
     errors_limit, errors_percent = parse_max_errors(pick("max_errors", max_errors))
+    if equivalence_margin is not None and (not math.isfinite(equivalence_margin) or equivalence_margin <= 0):
+        raise GateInputError(f"--equivalence-margin must be > 0 percentage points, got {equivalence_margin}")
+    check_drop = True
+    if max_drop is None and (diff_only or equivalence_margin is not None):
+        max_drop, check_drop = 0.0, False   # unused: the equivalence test (or the diff alone) decides
     if max_drop is None:
         raise GateInputError("no --max-drop given and none in [tool.evalsuite.gate] of a pyproject.toml")
     if not math.isfinite(max_drop) or max_drop < 0:
@@ -130,18 +151,28 @@ def resolve_settings(
     alpha = 0.05 if alpha is None else alpha
     if not 0 < alpha <= 1:
         raise GateInputError(f"--alpha must be in (0, 1], got {alpha}")
+    if equivalence_margin is not None and not diff_only and alpha >= 0.5:
+        raise GateInputError(f"--equivalence-margin needs --alpha below 0.5 (each one-sided test at α; got {alpha:g})")
     min_items = 1 if min_items is None else min_items
     if int(min_items) != min_items or min_items < 1:
         raise GateInputError(f"--min-items must be a whole number >= 1, got {min_items}")
     if max_real is not None and (int(max_real) != max_real or max_real < 0):
         raise GateInputError(f"--max-real must be a whole number >= 0, got {max_real}")
+    if max_undetermined is not None and (int(max_undetermined) != max_undetermined or max_undetermined < 0):
+        raise GateInputError(f"--max-undetermined must be a whole number >= 0, got {max_undetermined}")
     if diff is not None and max_real is None:
         max_real = 0   # a diff given without a limit: any real divergence fails
+    if diff is not None and max_undetermined is None:
+        max_undetermined = 0   # an undetermined item may hide a real divergence: a lossless gate allows none
     # a max_real in pyproject without --diff is simply unused: the diff check is opt-in per run
     return GateSettings(max_drop=float(max_drop), alpha=float(alpha), min_items=int(min_items),
                         max_real=None if diff is None else int(max_real), diff=Path(diff) if diff else None,
                         config_file=config_file, max_errors=errors_limit, max_errors_percent=errors_percent,
-                        allow_underpowered=allow_underpowered)
+                        allow_underpowered=allow_underpowered,
+                        max_undetermined=None if diff is None else int(max_undetermined),
+                        equivalence_margin=None if equivalence_margin is None else float(equivalence_margin),
+                        diff_only=diff_only, check_drop=check_drop)
+
 
 
 def parse_max_errors(value: str | float | None) -> tuple[float | None, bool]:
@@ -227,13 +258,34 @@ def read_diff_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def diff_counts(data: dict[str, Any], path: Path) -> dict[str, int]:
-    """`counts` from the diff JSON. Only `real` is required; the rest are reported if present."""
+def diff_counts(data: dict[str, Any], path: Path, required: tuple[str, ...] = ("real", "undetermined")) -> dict[str, int]:
+    """`counts` from the diff JSON. `real` and `undetermined` are required (both are gated);
+    the rest are reported if present."""
     counts = data["counts"]
-    real = counts.get("real")
-    if isinstance(real, bool) or not isinstance(real, int) or real < 0:
-        raise GateInputError(f"diff JSON {path}: counts.real must be a whole number, got {real!r}")
+    for key in required:
+        value = counts.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise GateInputError(f"diff JSON {path}: counts.{key} must be a whole number, got {value!r}")
     return {k: v for k, v in counts.items() if k in DIFF_COUNT_KEYS and isinstance(v, int)}
+
+
+def divergence_checks(counts: Mapping[str, int], s: GateSettings) -> list[tuple[Check, str]]:
+    """The diff JSON's checks: real divergences, then undetermined items. An undetermined item
+    is one whose divergence could not be classified (no logprobs at it, an error, ...): it may
+    hide a real divergence, so a lossless gate allows none unless told otherwise."""
+    name = s.diff.name if s.diff else "diff"
+    real_ok = counts["real"] <= (s.max_real or 0)
+    words = f"real divergences {counts['real']} {'<=' if real_ok else '>'} {s.max_real} ({name})"
+    if counts.get("not_greedy"):
+        words += (f"; {counts['not_greedy']} item(s) not greedy (a run did not decode greedily: "
+                  f"see the diff's notes)")
+    limit = s.max_undetermined or 0
+    und_ok = counts["undetermined"] <= limit
+    und_words = (f"undetermined items {counts['undetermined']} {'<=' if und_ok else '>'} {limit} "
+                 f"(--max-undetermined{', default 0 for a lossless gate' if s.max_undetermined in (None, 0) else ''}"
+                 f": an undetermined item may hide a real divergence)")
+    return [(Check("real divergences", real_ok, words), words),
+            (Check("undetermined items", und_ok, und_words), und_words)]
 
 
 def _pp(x: float) -> str:
@@ -266,6 +318,14 @@ def accuracy_check(pair: Paired, s: GateSettings) -> tuple[Check, str]:
     return Check("accuracy drop", True, words), words
 
 
+def equivalence_check(pair: Paired, s: GateSettings) -> tuple[Check, str, Equivalence]:
+    """Pass only on "equivalent": the (1 − 2α) interval of candidate − baseline inside ±margin."""
+    assert s.equivalence_margin is not None
+    eq = paired_equivalence(pair, s.alpha, s.equivalence_margin)
+    words = "equivalence: " + eq.words()
+    return Check("equivalence", eq.verdict == "equivalent", words), words, eq
+
+
 def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> GateResult:
     try:
         base = load_run(baseline, drop=("messages", "prompt", "server_timings"))
@@ -296,7 +356,7 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     if diff_data is not None:
         from ..lossless.runs import diff_json_mismatch
 
-        diff_counts(diff_data, s.diff)
+        diff_counts(diff_data, s.diff, required=("real",))
 
         mismatch = diff_json_mismatch(diff_data, base, cand)
         if mismatch:
@@ -306,24 +366,29 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     if pair.mcnemar.n_pairs < s.min_items:
         raise GateInputError(f"too few items: {pair.mcnemar.n_pairs} paired items "
                              f"({pair.errors_excluded} errored in either run), min-items is {s.min_items}")
-    pw = power(pair.mcnemar.n_pairs, s.alpha, s.max_drop)
+    pw = power(pair.mcnemar.n_pairs, s.alpha, s.max_drop) if s.check_drop else None
     weak = underpowered(pw, s)
     if weak and not s.allow_underpowered:
         raise GateInputError(weak + " (add items, raise --max-drop, or pass --allow-underpowered to run it anyway)")
-    accuracy, words = accuracy_check(pair, s)
+    checks, check_words = [], []
+    if s.check_drop:
+        accuracy, words = accuracy_check(pair, s)
+        checks.append(accuracy)
+        check_words.append(words)
+    eq = None
+    if s.equivalence_margin is not None:
+        eq_check, eq_words, eq = equivalence_check(pair, s)
+        checks.append(eq_check)
+        check_words.append(eq_words)
     errors, error_words = errors_check(base, cand, s)
-    checks = [accuracy, errors]
-    check_words = [words, error_words]
+    checks.append(errors)
+    check_words.append(error_words)
     counts: dict[str, int] = {}
     if diff_data is not None:
         counts = diff_counts(diff_data, s.diff)
-        real_ok = counts["real"] <= (s.max_real or 0)
-        divergence_words = f"real divergences {counts['real']} {'<=' if real_ok else '>'} {s.max_real} ({s.diff.name})"
-        if counts.get("not_greedy"):
-            divergence_words += (f"; {counts['not_greedy']} item(s) not greedy (a run did not decode greedily: "
-                                 f"see the diff's notes)")
-        checks.append(Check("real divergences", real_ok, divergence_words))
-        check_words.append(divergence_words)
+        for check, check_text in divergence_checks(counts, s):
+            checks.append(check)
+            check_words.append(check_text)
     # the line leads with what decided: the failed checks first, then the ones that passed
     all_words = ([w for c, w in zip(checks, check_words) if c.passed is False]
                  + [w for c, w in zip(checks, check_words) if c.passed is not False])
@@ -339,8 +404,31 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     details = {"b": pair.mcnemar.b, "c": pair.mcnemar.c, "p": pair.mcnemar.p, "n_pairs": pair.mcnemar.n_pairs,
                "delta_pp": pair.delta_pp, "errors_excluded": pair.errors_excluded, "diff_counts": counts,
                "errors_baseline": _errors(base), "errors_candidate": _errors(cand), "n_items": len(ids),
-               "power": pw.to_dict() if pw else None, "underpowered": weak}
+               "power": pw.to_dict() if pw else None, "underpowered": weak,
+               "equivalence": eq.to_dict() if eq else None}
     return GateResult(code=code, line=line, checks=tuple(checks), details=details)
+
+
+def evaluate_diff_only(s: GateSettings) -> GateResult:
+    """`gate --diff DIFF_JSON` without run folders: the divergence counts alone decide. The JSON
+    cannot be checked against the runs it names, and no accuracy is judged; the line says so."""
+    assert s.diff is not None
+    data = read_diff_json(s.diff)
+    counts = diff_counts(data, s.diff)
+    pairs = divergence_checks(counts, s)
+    checks = [c for c, _ in pairs]
+    failed = [c for c in checks if c.passed is False]
+    words = [w for c, w in pairs if c.passed is False] + [w for c, w in pairs if c.passed is not False]
+    names = []
+    for role in ("baseline", "candidate"):
+        side = data.get(role)
+        if isinstance(side, dict) and side.get("path"):
+            names.append(f"{role} {side['path']}")
+    words.append("diff only: accuracy and errored items not gated and the JSON not checked against the run "
+                 "folders (give --baseline and --candidate for that)" + (f"; it names {', '.join(names)}" if names else ""))
+    line = ("FAIL: " if failed else "PASS: ") + "; ".join(words)
+    return GateResult(code=FAIL if failed else PASS, line=line, checks=tuple(checks),
+                      details={"diff_counts": counts, "diff_only": True})
 
 
 def _errors(run: Any) -> int:
@@ -382,7 +470,9 @@ def junit_xml(result: GateResult, baseline: str | Path, candidate: str | Path) -
     props = ET.SubElement(suite, "properties")
     facts = [("baseline", str(baseline)), ("candidate", str(candidate)), ("exit_code", str(result.code))]
     d = result.details
-    if d:
+    if d.get("diff_only"):
+        facts.append(("diff_only", "true"))
+    if d and "n_items" in d:
         pw = d.get("power") or {}
         facts += [("errors_baseline", str(d["errors_baseline"])), ("errors_candidate", str(d["errors_candidate"])),
                   ("n_items", str(d["n_items"])), ("n_pairs", str(d["n_pairs"]))]
@@ -391,6 +481,11 @@ def junit_xml(result: GateResult, baseline: str | Path, candidate: str | Path) -
                       ("items_needed_for_max_drop", str(pw["items_needed"]))]
         if d.get("underpowered"):
             facts.append(("underpowered", d["underpowered"]))
+        eq = d.get("equivalence")
+        if eq:
+            facts += [("equivalence_verdict", eq["verdict"]), ("equivalence_margin_pp", f"{eq['margin_pp']:g}"),
+                      ("equivalence_ci_pp", f"{eq['ci_pp'][0]:.4g},{eq['ci_pp'][1]:.4g}"),
+                      ("equivalence_more_items", "" if eq["more_items"] is None else str(eq["more_items"]))]
     for name, value in facts:
         ET.SubElement(props, "property", {"name": name, "value": value})
     for check in checks:
@@ -423,25 +518,36 @@ def gate_main(
     out: TextIO | None = None,
     max_errors: str | float | None = None,
     allow_underpowered: bool = False,
+    max_undetermined: int | None = None,
+    equivalence_margin: float | None = None,
+    json_path: str | Path | None = None,
 ) -> int:
     """The `evalsuite gate` command. Prints one line; returns 0 pass, 1 fail, 2 unusable."""
     from .outputs import OutputError, check_writable
 
     out = out or sys.stdout
-    if junit:
+    for path, option in ((junit, "--junit"), (json_path, "--json")):
+        if not path:
+            continue
         try:
-            check_writable(junit, "--junit")
+            check_writable(path, option)
         except OutputError as e:
             # nothing can be reported where CI looks for it: say so and stop before any verdict
             print(f"UNUSABLE: {e}", file=out)
             return UNUSABLE
     try:
-        if not baseline or not candidate:
+        if bool(baseline) != bool(candidate):
             raise GateInputError("give both --baseline RUN and --candidate RUN")
+        diff_only = not baseline and not candidate
+        if diff_only and diff is None:
+            raise GateInputError("give both --baseline RUN and --candidate RUN (or --diff DIFF_JSON alone for a "
+                                 "divergence-only gate)")
         settings = resolve_settings(max_drop=max_drop, alpha=alpha, min_items=min_items, max_real=max_real,
                                     diff=diff, config_start=Path(config_start) if config_start else None,
-                                    max_errors=max_errors, allow_underpowered=allow_underpowered)
-        result = evaluate(baseline, candidate, settings)
+                                    max_errors=max_errors, allow_underpowered=allow_underpowered,
+                                    max_undetermined=max_undetermined, equivalence_margin=equivalence_margin,
+                                    diff_only=diff_only)
+        result = evaluate_diff_only(settings) if diff_only else evaluate(baseline, candidate, settings)
     except GateInputError as e:
         result = GateResult(code=UNUSABLE, line=f"UNUSABLE: {e}",
                             checks=(Check("gate input", None, str(e)),))
@@ -451,5 +557,15 @@ def gate_main(
             Path(junit).write_bytes(junit_xml(result, baseline or "", candidate or ""))
         except OSError as e:
             print(f"UNUSABLE: --junit {junit} cannot be written ({e.strerror or e})", file=out)
+            return UNUSABLE
+    if json_path:
+        data = {"code": result.code, "line": result.line, "baseline": str(baseline or ""),
+                "candidate": str(candidate or ""),
+                "checks": [{"name": c.name, "passed": c.passed, "message": c.message} for c in result.checks],
+                "details": result.details}
+        try:
+            Path(json_path).write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+        except OSError as e:
+            print(f"UNUSABLE: --json {json_path} cannot be written ({e.strerror or e})", file=out)
             return UNUSABLE
     return result.code

@@ -115,3 +115,145 @@ def median(values: Sequence[float]) -> float | None:
 
 def mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+# ---------------------------------------------------------------------------- equivalence
+
+
+def normal_quantile(q: float) -> float:
+    """The standard normal quantile (statistics.NormalDist: exact to float precision, no scipy)."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(q)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Candidate − baseline accuracy on paired right/wrong outcomes, with Newcombe's hybrid
+    score interval for paired proportions (Newcombe 1998, method 10).
+
+    a: both right, b: baseline right only, c: candidate right only, d: both wrong.
+    `low`/`high` are proportions (−1..1) at two-sided confidence `confidence`.
+    """
+
+    a: int
+    b: int
+    c: int
+    d: int
+    confidence: float
+    difference: float
+    low: float
+    high: float
+
+    @property
+    def n_pairs(self) -> int:
+        return self.a + self.b + self.c + self.d
+
+
+def paired_difference_ci(a: int, b: int, c: int, d: int, confidence: float = 0.90) -> PairedDifference:
+    """Newcombe's method 10: a Wilson score interval for each run's accuracy, combined with the
+    correlation φ of the paired outcomes (the square-and-add rule). Unlike the Wald interval it
+    stays inside [−1, 1] and keeps its coverage near 0 and 1 and at few discordant pairs.
+
+        θ = p2 − p1 = (c − b) / n        (p1 baseline, p2 candidate)
+        L = θ − √((p2 − l2)² − 2φ (p2 − l2)(u1 − p1) + (u1 − p1)²)
+        U = θ + √((u2 − p2)² − 2φ (u2 − p2)(p1 − l1) + (p1 − l1)²)
+        φ = (ad − bc) / √((a+b)(c+d)(a+c)(b+d)),  0 when a margin is empty
+    """
+    if min(a, b, c, d) < 0:
+        raise ValueError(f"paired difference: counts must be >= 0, got a={a} b={b} c={c} d={d}")
+    n = a + b + c + d
+    if n == 0:
+        return PairedDifference(a, b, c, d, confidence, 0.0, -1.0, 1.0)
+    z = normal_quantile(1 - (1 - confidence) / 2)
+    p1, p2 = (a + b) / n, (a + c) / n
+    l1, u1 = wilson(a + b, n, z)
+    l2, u2 = wilson(a + c, n, z)
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    phi = (a * d - b * c) / math.sqrt(margins) if margins else 0.0
+    theta = (c - b) / n
+    low = theta - math.sqrt(max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2))
+    high = theta + math.sqrt(max(0.0, (u2 - p2) ** 2 - 2 * phi * (u2 - p2) * (p1 - l1) + (p1 - l1) ** 2))
+    return PairedDifference(a, b, c, d, confidence, theta, max(-1.0, low), min(1.0, high))
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Two one-sided tests (TOST) at level alpha against a margin of ±margin_pp points:
+    equivalent when the (1 − 2α) interval of the paired difference lies inside the margin."""
+
+    verdict: str                    # "equivalent", "worse", "better" or "undecided"
+    margin_pp: float
+    alpha: float
+    difference_pp: float
+    low_pp: float
+    high_pp: float
+    n_pairs: int
+    items_needed: int | None        # paired items in all for 80% power (None: not reachable)
+    more_items: int | None          # items_needed − n_pairs (undecided only)
+    method: str = "Newcombe hybrid score interval (method 10) for paired proportions"
+
+    def words(self) -> str:
+        ci = (f"{100 * (1 - 2 * self.alpha):g}% CI [{self.low_pp:+.2f}, {self.high_pp:+.2f}] pp of the paired "
+              f"difference {self.difference_pp:+.2f} pp on {self.n_pairs} items, margin ±{self.margin_pp:g} pp, "
+              f"TOST α={self.alpha:g}")
+        if self.verdict == "equivalent":
+            return f"equivalent ({ci})"
+        if self.verdict in ("worse", "better"):
+            return f"{self.verdict} by more than the margin ({ci})"
+        if self.more_items is None:
+            return (f"undecided: the observed difference is at or beyond the margin, so no number of paired items "
+                    f"is expected to show equivalence ({ci})")
+        return f"undecided: {self.more_items} more paired items needed ({ci}; {self.items_needed} in all for 80% power)"
+
+    def to_dict(self) -> dict:
+        return {"verdict": self.verdict, "margin_pp": self.margin_pp, "alpha": self.alpha,
+                "difference_pp": self.difference_pp, "ci_pp": [self.low_pp, self.high_pp],
+                "confidence": 1 - 2 * self.alpha, "n_pairs": self.n_pairs, "items_needed": self.items_needed,
+                "more_items": self.more_items, "method": self.method, "words": self.words()}
+
+
+def equivalence_items_needed(discordant: float, difference: float, margin: float, alpha: float,
+                             power: float = 0.80) -> int | None:
+    """Paired items for a TOST on paired binary outcomes to show equivalence with `power`, if
+    the discordant rate and the difference (proportions) are what was observed (the normal
+    approximation; Chow, Shao & Wang, Sample Size Calculations in Clinical Research, 2nd ed. §4.2):
+
+        n = (z_{1−α} + z_{1−β})² · σ² / (M − |δ|)²     (δ ≠ 0; z_{1−β/2} for δ = 0)
+        σ² = p_disc − δ²   (the variance of one pair's difference, −1, 0 or +1)
+
+    None when |δ| >= M (equivalence is not expected however many items)."""
+    if abs(difference) >= margin:
+        return None
+    beta = 1 - power
+    z = normal_quantile(1 - alpha) + normal_quantile(1 - (beta / 2 if difference == 0 else beta))
+    variance = max(discordant - difference ** 2, 0.0)
+    return max(1, math.ceil(z * z * variance / (margin - abs(difference)) ** 2 - 1e-9))
+
+
+def equivalence(a: int, b: int, c: int, d: int, margin_pp: float, alpha: float = 0.05) -> Equivalence:
+    """TOST verdict for candidate − baseline on paired outcomes (see PairedDifference).
+    equivalent: −M < L and U < M; worse: U < −M; better: L > M; otherwise undecided, with the
+    paired items needed for 80% power at the observed discordance (at least one discordant
+    pair in n assumed when none was seen: a zero variance would promise equivalence for free)."""
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"equivalence: alpha must be in (0, 0.5), got {alpha}")
+    ci = paired_difference_ci(a, b, c, d, confidence=1 - 2 * alpha)
+    n = ci.n_pairs
+    margin = margin_pp / 100
+    if -margin < ci.low and ci.high < margin:
+        verdict = "equivalent"
+    elif ci.high < -margin:
+        verdict = "worse"
+    elif ci.low > margin:
+        verdict = "better"
+    else:
+        verdict = "undecided"
+    needed = more = None
+    if verdict == "undecided" and n:
+        discordant = max((b + c) / n, 1 / n)
+        needed = equivalence_items_needed(discordant, ci.difference, margin, alpha)
+        if needed is not None:
+            more = max(needed - n, 1)   # undecided now: at least one more item, whatever the approximation says
+    return Equivalence(verdict=verdict, margin_pp=margin_pp, alpha=alpha, difference_pp=100 * ci.difference,
+                       low_pp=100 * ci.low, high_pp=100 * ci.high, n_pairs=n, items_needed=needed, more_items=more)

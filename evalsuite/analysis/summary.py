@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from .loops import is_looped, loop_of
 from .stats import accuracy, median, wilson
 
 OUTCOMES = ("correct", "wrong", "unextracted", "truncated", "error")
@@ -15,11 +16,14 @@ def _rates(records: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(records)
     graded = n - counts["error"]
     lo, hi = wilson(counts["correct"], graded) if graded else (None, None)
-    return {
+    rates = {
         "n_items": n, "n_correct": counts["correct"], "n_wrong": counts["wrong"],
         "n_unextracted": counts["unextracted"], "n_truncated": counts["truncated"], "n_errors": counts["error"],
         "accuracy": accuracy(counts["correct"], n, counts["error"]), "accuracy_ci95": [lo, hi],
     }
+    # looped: truncated records whose tail repeats (analysis/loops.py); their outcome stays truncated
+    rates["n_looped"] = sum(1 for r in records if r.get("outcome") == "truncated" and is_looped(r))
+    return rates
 
 
 def _num(values) -> list[float]:
@@ -75,6 +79,13 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
         if r.get("outcome") == "correct" and r.get("verdict")
         and r["verdict"].get("method") not in ("exact", "normalised", "choice", "rules", None)
     ]
+    summary["looped"] = []
+    for r in records:
+        lp = loop_of(r) if r.get("outcome") == "truncated" else None
+        if lp is not None:
+            summary["looped"].append({"id": r["id"], "period": lp.period, "repeats": round(lp.repeats, 1),
+                                      "span": lp.span, "unit": lp.unit[:200],
+                                      "completion_tokens": (r.get("usage") or {}).get("completion_tokens")})
     return summary
 
 
@@ -98,7 +109,9 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
                  + f" | status {summary.get('status')}")
     lines.append(f"accuracy {_pct(summary['accuracy'])} {_ci(summary['accuracy_ci95'])} (Wilson 95%; correct / (items - errors))")
     lines.append(f"correct {summary['n_correct']} | wrong {summary['n_wrong']} | unextracted {summary['n_unextracted']} | "
-                 f"truncated {summary['n_truncated']} | errors {summary['n_errors']}"
+                 f"truncated {summary['n_truncated']}"
+                 + (f" ({summary['n_looped']} looped)" if summary.get("n_looped") else "")
+                 + f" | errors {summary['n_errors']}"
                  + (f" {summary['errors_by_kind']}" if summary["errors_by_kind"] else ""))
     missing = (manifest or {}).get("logprobs_missing") or {}
     if missing.get("items"):
@@ -133,6 +146,14 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
                  f"reasoning {fmt(tok['reasoning_tokens']['median'])}")
     lines.append(f"median time: first token {fmt(tim['ttft_s']['median'], ' s')}, first answer token {fmt(tim['ttfa_s']['median'], ' s')}, "
                  f"total {fmt(tim['total_s']['median'], ' s')}")
+    if summary.get("looped"):
+        loops = summary["looped"]
+        tokens = sum(x["completion_tokens"] or 0 for x in loops)
+        lines.append(f"looped: {len(loops)} truncated item(s) end in a repeated tail until max_tokens"
+                     + (f" ({tokens:,} completion tokens)" if tokens else "") + "; e.g.")
+        for x in loops[:3]:
+            unit = x["unit"] if len(x["unit"]) <= 60 else x["unit"][:57] + "..."
+            lines.append(f"  {x['id']}: {x['repeats']:.0f}× {unit!r}")
     if summary.get("rescued"):
         rescued = summary["rescued"]
         lines.append(f"rescued by a non-exact grader rule: {len(rescued)} (all in summary.json, for audit)")

@@ -1,0 +1,91 @@
+"""Looping responses: the tail rule on real looping shapes, and `looped` counted per run."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from runfactory import make_run, rec
+
+from evalsuite.analysis.loops import MIN_SPAN, is_looped, loop_of, repeated_tail
+from evalsuite.analysis.summary import format_summary, summarize
+
+# shapes seen from small quants at max_tokens
+REPEATED_LINE = ("To find the total, add the two amounts.\n"
+                 + "Wait, let me re-check the second amount.\n" * 40)
+REPEATED_SENTENCE = "First, 3 + 4 = 7. " + "So the answer is 7. " * 25
+REPEATED_TOKENS = "The final answer is" + " the" * 60
+REPEATED_PARAGRAPH = "Intro.\n\n" + ("Hmm, maybe I made a mistake. Let me recompute: 12 * 3 = 36, and 36 + 4 = 40.\n"
+                                   "So the total is 40. But wait, the question asks for the difference.\n\n") * 6
+COUNTING = "Listing them: " + "".join(f"item {i} is fine. " for i in range(1, 60))
+
+
+@pytest.mark.parametrize("text,unit", [
+    (REPEATED_LINE, "\nWait, let me re-check the second amount."),
+    (REPEATED_SENTENCE, " So the answer is 7."),
+    (REPEATED_TOKENS, " the"),
+    (COUNTING, " item 59 is fine."),
+])
+def test_real_looping_shapes_are_found(text, unit):
+    loop = repeated_tail(text)
+    assert loop is not None and loop.unit == unit and loop.period == len(unit.replace("59", "0"))
+    assert loop.repeats >= 3 and loop.span >= MIN_SPAN
+
+
+def test_a_repeated_paragraph_and_trailing_whitespace():
+    loop = repeated_tail(REPEATED_PARAGRAPH + "  \n")
+    assert loop is not None and loop.repeats >= 5 and "difference" in loop.unit and "recompute" in loop.unit
+
+
+@pytest.mark.parametrize("text", [
+    "The quick brown fox jumps over the lazy dog. It was a sunny day by the old mill near the hill, and then 42.",
+    "Intro. " + "So the answer is 5. " * 2,              # two copies are not a loop
+    "ha ha ha ha",                                     # too short to be one
+    REPEATED_LINE + "Therefore the second amount is 12, and the total is 30.",   # it got out of the loop
+    "",
+])
+def test_text_that_does_not_loop(text):
+    assert repeated_tail(text) is None
+
+
+def test_looped_needs_max_tokens():
+    cut = rec("main/0", "truncated", answer="", reasoning=REPEATED_LINE)
+    assert cut["finish_reason"] == "length" and is_looped(cut)
+    assert loop_of(cut).unit.startswith("\nWait")
+    stopped = rec("main/1", "wrong", answer=REPEATED_SENTENCE)   # stopped by itself: repetitive, not looped
+    assert not is_looped(stopped)
+    plain_cut = rec("main/2", "truncated", answer="A long answer that simply ran out of room before the end of")
+    assert not is_looped(plain_cut)
+
+
+def test_looped_in_show_summary_and_compare(tmp_path):
+    from evalsuite.analysis.compare_tables import compare_main
+
+    records = [rec("main/0", "correct"), rec("main/1", "truncated", answer=REPEATED_SENTENCE, completion_tokens=4096),
+               rec("main/2", "truncated", answer="ran out of room"), rec("main/3", "wrong")]
+    summary = summarize({"pack": "gsm8k"}, records, categories={})
+    assert summary["n_truncated"] == 2 and summary["n_looped"] == 1
+    assert summary["subsets"][0]["n_looped"] == 1
+    assert summary["looped"][0]["id"] == "main/1" and summary["looped"][0]["unit"] == " So the answer is 7."
+    text = format_summary(summary)
+    assert "truncated 2 (1 looped)" in text and "main/1: 25× ' So the answer is 7.'" in text
+    assert "(4,096 completion tokens)" in text
+    base = make_run(tmp_path / "a", records=[rec(r["id"], "correct") for r in records], label="Q8_0")
+    cand = make_run(tmp_path / "b", records=records, label="IQ2_XS")
+    out, err = io.StringIO(), io.StringIO()
+    assert compare_main([base, cand], json_path=tmp_path / "c.json", out=out, err=err) == 0, err.getvalue()
+    assert "IQ2_XS: 1 of its 2 truncated items looped (a repeated tail until max_tokens): 4,096 completion tokens" in out.getvalue()
+    runs = json.loads((tmp_path / "c.json").read_text())["runs"]
+    assert [r["n_looped"] for r in runs] == [0, 1]
+
+
+def test_a_long_response_is_fast_enough():
+    import time
+
+    import random
+
+    rng = random.Random(1)
+    text = " ".join(rng.choice(["apple", "pear", "plum", "fig", "kiwi", "lime"]) for _ in range(80_000))  # no loop
+    start = time.perf_counter()
+    assert repeated_tail(text) is None
+    assert time.perf_counter() - start < 1.0
