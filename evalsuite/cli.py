@@ -112,7 +112,9 @@ def show(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run fold
     pending = finish_pending(run_)
     if pending:
         typer.echo(f"note: {pending}", err=True)
-    summary = summarize(run_.manifest, run_.records)
+    from .analysis.loops import loops_in_records
+
+    summary = summarize(run_.manifest, run_.records, loops=loops_in_records(Path(run_dir) / "records.jsonl"))
     typer.echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
 
 

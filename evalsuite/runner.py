@@ -456,7 +456,10 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
         compact_records(run_dir, item_ids)
         compact_tokens(run_dir, item_ids)
         write_parquet(run_dir, iter_record_lines(run_dir / RECORDS))
-    summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS))
+    from .analysis.loops import loops_in_records
+
+    summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS),
+                        loops=loops_in_records(run_dir / RECORDS))
     write_json_atomic(run_dir / SUMMARY, summary)
     write_json_atomic(run_dir / MANIFEST, manifest)
     return summary

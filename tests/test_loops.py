@@ -89,3 +89,21 @@ def test_a_long_response_is_fast_enough():
     start = time.perf_counter()
     assert repeated_tail(text) is None
     assert time.perf_counter() - start < 1.0
+
+
+def test_show_and_the_finished_runs_summary_json_count_looped(tmp_path, run_cli):
+    """show and the end of a run read the records without their text: the loops are read apart."""
+    from evalsuite.runner import finish_run
+
+    records = [rec("main/0", "correct"), rec("main/1", "truncated", answer="", reasoning=REPEATED_LINE),
+               rec("main/2", "truncated", answer="ran out of room")]
+    folder = make_run(tmp_path / "r", records=records, label="IQ2_XS")
+    out = run_cli("show", folder)
+    assert out.returncode == 0, out.stderr
+    assert "truncated 2 (1 looped)" in out.stdout and "main/1: 40×" in out.stdout
+    data = json.loads(run_cli("show", folder, "--json").stdout)
+    assert data["n_looped"] == 1 and data["looped"][0]["id"] == "main/1"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    summary = finish_run(folder, manifest, [r["id"] for r in records], "finished")
+    assert summary["n_looped"] == 1
+    assert json.loads((folder / "summary.json").read_text())["looped"][0]["unit"].startswith("\nWait")

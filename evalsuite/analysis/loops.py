@@ -115,3 +115,18 @@ def loop_of(record: Mapping[str, Any]) -> Loop | None:
 
 def is_looped(record: Mapping[str, Any]) -> bool:
     return loop_of(record) is not None
+
+
+def loops_in_records(path: Any) -> dict[str, Loop]:
+    """id -> Loop for the looped records of a records.jsonl, streamed (the last record per id
+    wins, as readers apply it), for callers that read the records without their text."""
+    from ..store import iter_record_lines
+
+    found: dict[str, Loop] = {}
+    for record in iter_record_lines(path):
+        loop = loop_of(record)
+        if loop is None:
+            found.pop(record["id"], None)
+        else:
+            found[record["id"]] = loop
+    return found

@@ -11,7 +11,7 @@ from .stats import accuracy, median, wilson
 OUTCOMES = ("correct", "wrong", "unextracted", "truncated", "error")
 
 
-def _rates(records: list[dict[str, Any]]) -> dict[str, Any]:
+def _rates(records: list[dict[str, Any]], looped: Any = None) -> dict[str, Any]:
     counts = Counter(r.get("outcome") for r in records)
     n = len(records)
     graded = n - counts["error"]
@@ -22,7 +22,8 @@ def _rates(records: list[dict[str, Any]]) -> dict[str, Any]:
         "accuracy": accuracy(counts["correct"], n, counts["error"]), "accuracy_ci95": [lo, hi],
     }
     # looped: truncated records whose tail repeats (analysis/loops.py); their outcome stays truncated
-    rates["n_looped"] = sum(1 for r in records if r.get("outcome") == "truncated" and is_looped(r))
+    rates["n_looped"] = sum(1 for r in records if r.get("outcome") == "truncated"
+                            and (r.get("id") in looped if looped is not None else is_looped(r)))
     return rates
 
 
@@ -30,10 +31,15 @@ def _num(values) -> list[float]:
     return [v for v in values if isinstance(v, (int, float))]
 
 
-def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categories: dict[str, str] | None = None) -> dict[str, Any]:
+def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categories: dict[str, str] | None = None,
+              loops: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`loops`: id -> Loop (analysis/loops.py) for records read without their text; None: found
+    from the records' own reasoning and answer."""
+    if loops is None:
+        loops = {r["id"]: lp for r in records if r.get("outcome") == "truncated" and (lp := loop_of(r)) is not None}
     summary = {"pack": manifest.get("pack"), "label": manifest.get("label"), "model": manifest.get("model"),
                "status": manifest.get("status"), "n_planned": (manifest.get("dataset") or {}).get("n_items")}
-    summary.update(_rates(records))
+    summary.update(_rates(records, loops))
     summary["errors_by_kind"] = dict(Counter((r.get("error") or {}).get("kind") for r in records if r.get("outcome") == "error"))
 
     if categories is None:
@@ -46,13 +52,13 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
     by_subset: dict[str, list] = {}
     for r in records:
         by_subset.setdefault(r.get("subset") or "", []).append(r)
-    summary["subsets"] = [dict(subset=s, category=categories.get(s), **_rates(rs)) for s, rs in sorted(by_subset.items())]
+    summary["subsets"] = [dict(subset=s, category=categories.get(s), **_rates(rs, loops)) for s, rs in sorted(by_subset.items())]
     by_category: dict[str, list] = {}
     for r in records:
         cat = categories.get(r.get("subset") or "")
         if cat:
             by_category.setdefault(cat, []).append(r)
-    summary["categories"] = [dict(category=c, **_rates(rs)) for c, rs in sorted(by_category.items())]
+    summary["categories"] = [dict(category=c, **_rates(rs, loops)) for c, rs in sorted(by_category.items())]
 
     answered = [r for r in records if r.get("outcome") != "error"]
     # Packs may grade more than one way side by side (GSM8K: lm-eval's "strict" and
@@ -81,7 +87,7 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
     ]
     summary["looped"] = []
     for r in records:
-        lp = loop_of(r) if r.get("outcome") == "truncated" else None
+        lp = loops.get(r["id"]) if r.get("outcome") == "truncated" else None
         if lp is not None:
             summary["looped"].append({"id": r["id"], "period": lp.period, "repeats": round(lp.repeats, 1),
                                       "span": lp.span, "unit": lp.unit[:200],
