@@ -12,6 +12,12 @@ divergences. A gate too small to detect the requested drop refuses (exit 2) unle
 too few items, bad settings, an output that cannot be written). One line on stdout says why. Thresholds may also live in pyproject.toml under
 [tool.evalsuite.gate] (the nearest one from the working folder upward that has the table);
 command-line values win. See docs/gate.md.
+
+With --diff the gate also fails on more than --max-undetermined undetermined items (default
+0: an undetermined item may hide a real divergence); `--diff` alone (no run folders) gates on
+the diff's counts only. With --equivalence-margin M it passes only when the paired accuracy
+difference's (1 − 2α) interval lies inside ±M (two one-sided tests): equivalent, worse, better,
+or undecided with the paired items needed. --json writes the verdict and its figures.
 """
 from __future__ import annotations
 

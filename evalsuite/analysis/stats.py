@@ -197,6 +197,8 @@ class Equivalence:
         ci = (f"{100 * (1 - 2 * self.alpha):g}% CI [{self.low_pp:+.2f}, {self.high_pp:+.2f}] pp of the paired "
               f"difference {self.difference_pp:+.2f} pp on {self.n_pairs} items, margin ±{self.margin_pp:g} pp, "
               f"TOST α={self.alpha:g}")
+        if self.n_pairs == 0:
+            return "undecided: no paired items"
         if self.verdict == "equivalent":
             return f"equivalent ({ci})"
         if self.verdict in ("worse", "better"):
