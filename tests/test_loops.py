@@ -107,3 +107,42 @@ def test_show_and_the_finished_runs_summary_json_count_looped(tmp_path, run_cli)
     summary = finish_run(folder, manifest, [r["id"] for r in records], "finished")
     assert summary["n_looped"] == 1
     assert json.loads((folder / "summary.json").read_text())["looped"][0]["unit"].startswith("\nWait")
+
+
+def token_id_loop(entries) -> bool:
+    """An independent reading of the same rule on the server's token ids: the stream ends in at
+    least 3 copies of a unit of token ids, whose text (digit runs as one) is >= MIN_SPAN characters."""
+    import re
+
+    ids = [e.get("id") if e.get("id") is not None else e.get("token") for e in entries]
+    texts = [e.get("token") or "" for e in entries]
+    n = len(ids)
+    for q in range(1, n // 3 + 1):
+        length = 0
+        while length < n - q and ids[n - 1 - length] == ids[n - 1 - length - q]:
+            length += 1
+        copies = (length + q) / q
+        text = re.sub(r"[0-9]+", "0", "".join(texts[n - length - q:])).rstrip()
+        if copies >= 3 and len(text) >= MIN_SPAN:
+            return True
+    return False
+
+
+@pytest.mark.skipif("not __import__('llama_server').llama_cpp_available()")
+def test_looped_on_a_real_server_agrees_with_its_token_ids(tmp_path, llama_server, data_dir, run_cli):
+    """A tiny random model at max_tokens 160 falls into loops: the text rule finds the same
+    records as the token-id reading of the server's own stream."""
+    from evalsuite.store import load_run
+
+    run_dir = tmp_path / "run"
+    out = run_cli("run", "gsm8k", "--limit", "12", "--max-tokens", "160", "-e", llama_server.url, "--logprobs", "1",
+                  "--concurrency", "1", "--data-dir", data_dir, "--run-dir", run_dir, "--quiet")
+    assert out.returncode == 0, out.stderr
+    run = load_run(run_dir)
+    truncated = [r for r in run.records if r["outcome"] == "truncated"]
+    by_text = {r["id"] for r in truncated if is_looped(r)}
+    by_tokens = {r["id"] for r in truncated if token_id_loop(run.logprobs(r) or [])}
+    assert truncated and by_text == by_tokens and by_text   # some loop, some do not
+    assert len(by_text) < len(truncated)
+    show = run_cli("show", run_dir)
+    assert f"truncated {len(truncated)} ({len(by_text)} looped)" in show.stdout
