@@ -163,9 +163,11 @@ def first_correct_section(runs: Sequence[Any], cmp: Comparison) -> tuple[list[st
         results.append(found)
         hits = [f for f in found.values() if f.found]
         sources = sorted({f.token_source for f in found.values() if f.found})
-        words = (f"{stats.name}: answer found in the reasoning of {len(hits)} of {len(found)} correct items with "
-                 f"reasoning; median {median([f.tokens_to_first for f in hits if f.tokens_to_first is not None]) or 0:,.0f} "
-                 f"tokens to it, {median([f.tokens_after for f in hits if f.tokens_after is not None]) or 0:,.0f} after")
+        words = f"{stats.name}: answer found in the reasoning of {len(hits)} of {len(found)} correct items with reasoning"
+        to_first = median([f.tokens_to_first for f in hits if f.tokens_to_first is not None])
+        after = median([f.tokens_after for f in hits if f.tokens_after is not None])
+        if to_first is not None and after is not None:
+            words += f"; median {to_first:,.0f} tokens to it, {after:,.0f} after"
         if sources:
             words += "; token positions: " + " / ".join(sources)
         bounded = sum(1 for f in found.values() if f.bound)

@@ -180,7 +180,6 @@ def resolve_settings(
                         diff_only=diff_only, check_drop=check_drop)
 
 
-
 def parse_max_errors(value: str | float | None) -> tuple[float | None, bool]:
     """--max-errors N (items) or P% (of the items): (limit, is_percent); (None, False) unset."""
     if value is None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .loops import is_looped, loop_of
+from .loops import loop_of
 from .stats import accuracy, median, wilson
 
 OUTCOMES = ("correct", "wrong", "unextracted", "truncated", "error")
 
 
-def _rates(records: list[dict[str, Any]], looped: Any = None) -> dict[str, Any]:
+def _rates(records: list[dict[str, Any]], looped: Any = ()) -> dict[str, Any]:
     counts = Counter(r.get("outcome") for r in records)
     n = len(records)
     graded = n - counts["error"]
@@ -22,8 +22,7 @@ def _rates(records: list[dict[str, Any]], looped: Any = None) -> dict[str, Any]:
         "accuracy": accuracy(counts["correct"], n, counts["error"]), "accuracy_ci95": [lo, hi],
     }
     # looped: truncated records whose tail repeats (analysis/loops.py); their outcome stays truncated
-    rates["n_looped"] = sum(1 for r in records if r.get("outcome") == "truncated"
-                            and (r.get("id") in looped if looped is not None else is_looped(r)))
+    rates["n_looped"] = sum(1 for r in records if r.get("outcome") == "truncated" and r.get("id") in looped)
     return rates
 
 
