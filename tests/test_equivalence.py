@@ -71,3 +71,17 @@ def test_no_discordant_pair_still_needs_items():
     eq = equivalence(50, 0, 0, 0, margin_pp=1)
     assert eq.verdict == "undecided" and eq.more_items >= 1
     assert equivalence(5000, 0, 0, 0, margin_pp=1).verdict == "equivalent"
+
+
+@pytest.mark.parametrize("p_b,p_c", [(0.022, 0.019), (0.02, 0.02), (0.05, 0.045)])
+def test_items_needed_give_the_promised_power(p_b, p_c):
+    """Simulated at the items needed, the gate's own TOST (Newcombe interval) shows equivalence
+    about 80% of the time: the sample size and the interval agree."""
+    np = pytest.importorskip("numpy")
+    n = equivalence_items_needed(p_b + p_c, p_c - p_b, 0.01, 0.05)
+    draws = np.random.default_rng(3).multinomial(n, [0.7, p_b, p_c, 0.3 - p_b - p_c], size=1000)
+    power = sum(equivalence(int(a), int(b), int(c), int(d), 1).verdict == "equivalent" for a, b, c, d in draws) / 1000
+    assert 0.75 <= power <= 0.86, (n, power)
+    # and at half the items, clearly less
+    half = np.random.default_rng(4).multinomial(n // 2, [0.7, p_b, p_c, 0.3 - p_b - p_c], size=1000)
+    assert sum(equivalence(int(a), int(b), int(c), int(d), 1).verdict == "equivalent" for a, b, c, d in half) / 1000 < 0.6

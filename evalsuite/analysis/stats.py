@@ -219,7 +219,8 @@ def equivalence_items_needed(discordant: float, difference: float, margin: float
                              power: float = 0.80) -> int | None:
     """Paired items for a TOST on paired binary outcomes to show equivalence with `power`, if
     the discordant rate and the difference (proportions) are what was observed (the normal
-    approximation; Chow, Shao & Wang, Sample Size Calculations in Clinical Research, 2nd ed. §4.2):
+    approximation of a TOST on the per-pair difference, as in Chow, Shao & Wang, Sample Size
+    Calculations in Clinical Research; checked against the interval itself by simulation in the tests):
 
         n = (z_{1−α} + z_{1−β})² · σ² / (M − |δ|)²     (δ ≠ 0; z_{1−β/2} for δ = 0)
         σ² = p_disc − δ²   (the variance of one pair's difference, −1, 0 or +1)
