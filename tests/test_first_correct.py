@@ -107,3 +107,18 @@ def test_pairs_use_items_found_in_both():
     assert pair.n == 2 and pair.extra_after == 100 and pair.extra_before == 0
     assert "100% after it: it mostly checked it longer" in pair.words()
     assert first_correct_run   # imported for the compare path
+
+
+def test_unknown_pack_and_time_bound_are_said(tmp_path):
+    from evalsuite.analysis.compare_tables import compare_main
+
+    reasoning = "Six sevens. So 6 times 7 is 42.\n"
+    a = make_run(tmp_path / "a", pack="no-such-pack", records=[rec("main/0", reasoning=reasoning, reasoning_tokens=9)])
+    b = make_run(tmp_path / "b", pack="no-such-pack", records=[rec("main/0", reasoning=reasoning, reasoning_tokens=9)])
+    out = io.StringIO()
+    assert compare_main([a, b], first_correct=True, out=out, err=io.StringIO()) == 0
+    assert "not available: the pack's grader cannot be loaded (unknown pack 'no-such-pack'" in out.getvalue()
+    run = load_run(make_run(tmp_path / "c", records=[rec(f"main/{i}", reasoning=reasoning) for i in range(5)]))
+    ticks = iter([0, 0, 0] + [1000] * 10)   # the run's clock: its start, then one reading per item
+    searched = first_correct_run(run, [r["id"] for r in run.records], max_seconds_total=10, clock=lambda: next(ticks))
+    assert (len(searched.found), searched.skipped) == (2, 3)

@@ -159,8 +159,13 @@ def first_correct_section(runs: Sequence[Any], cmp: Comparison) -> tuple[list[st
     results = []
     by_path = {str(run.path): run for run in runs}   # a sweep orders cmp.runs by its setting
     for stats in cmp.runs:
-        found, skipped = first_correct_run(by_path[stats.path], cmp.alignment.ids)
+        searched = first_correct_run(by_path[stats.path], cmp.alignment.ids)
+        found, skipped = searched.found, searched.skipped
         results.append(found)
+        if searched.unavailable:
+            lines.append(f"{stats.name}: not available: {searched.unavailable}")
+            data["runs"].append({"name": stats.name, "unavailable": searched.unavailable})
+            continue
         hits = [f for f in found.values() if f.found]
         sources = sorted({f.token_source for f in found.values() if f.found})
         words = f"{stats.name}: answer found in the reasoning of {len(hits)} of {len(found)} correct items with reasoning"
@@ -173,9 +178,13 @@ def first_correct_section(runs: Sequence[Any], cmp: Comparison) -> tuple[list[st
         bounded = sum(1 for f in found.values() if f.bound)
         if bounded or skipped:
             words += f"; {bounded} searches cut short by the time bound, {skipped} items not searched (run time bound)"
+        if searched.not_gradable:
+            words += (f"; {searched.not_gradable} items not gradable from their records (recorded by an older "
+                      f"evalsuite, without option texts)")
         lines.append(words)
         data["runs"].append({"name": stats.name, "items": [f.to_dict() for f in found.values()],
-                             "n_found": len(hits), "n_searched": len(found), "n_skipped": skipped})
+                             "n_found": len(hits), "n_searched": len(found), "n_skipped": skipped,
+                             "n_not_gradable": searched.not_gradable})
     for stats, found in zip(cmp.runs[1:], results[1:]):
         pair = pair_first_correct(cmp.runs[0].name, stats.name, results[0], found)
         lines.append(pair.words())

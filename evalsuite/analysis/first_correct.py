@@ -178,14 +178,24 @@ def pack_grader(run: Any) -> Callable[[Mapping[str, Any]], Callable[[str], bool]
     return for_record
 
 
+@dataclass(frozen=True)
+class RunFirstCorrect:
+    found: dict[str, FirstCorrect]   # by id: the run's correct records with reasoning that were searched
+    skipped: int                     # left unsearched: the run's time bound ran out
+    not_gradable: int                # the item could not be rebuilt from its record (an older record)
+    unavailable: str | None = None   # why nothing could be searched (the pack is unknown here)
+
+
 def first_correct_run(run: Any, ids: Sequence[str], *, max_seconds_total: float = MAX_SECONDS_PER_RUN,
-                      clock: Callable[[], float] = time.monotonic) -> tuple[dict[str, FirstCorrect], int]:
-    """First-correct results of the run's correct records with reasoning among `ids`, and how
-    many such records were left unsearched because the run's time bound ran out."""
-    grader_for = pack_grader(run)
+                      clock: Callable[[], float] = time.monotonic) -> RunFirstCorrect:
+    """First-correct results of the run's correct records with reasoning among `ids`."""
+    try:
+        grader_for = pack_grader(run)
+    except Exception as e:   # noqa: BLE001 - an unknown or broken pack: say so, compare goes on
+        return RunFirstCorrect({}, 0, 0, unavailable=f"the pack's grader cannot be loaded ({e})")
     by_id = run.by_id
     out: dict[str, FirstCorrect] = {}
-    start, skipped = clock(), 0
+    start, skipped, not_gradable = clock(), 0, 0
     for i in ids:
         record = by_id.get(i)
         if record is None or record.get("outcome") != "correct" or not (record.get("reasoning") or "").strip():
@@ -194,13 +204,18 @@ def first_correct_run(run: Any, ids: Sequence[str], *, max_seconds_total: float 
             skipped += 1
             continue
         try:
+            grade = grader_for(record)
+        except ValueError:   # a record too old to rebuild its item (no option texts)
+            not_gradable += 1
+            continue
+        try:
             entries = run.logprobs(record)
         except Exception:   # noqa: BLE001 - a token stream that cannot be read: estimate instead
             entries = None
-        result = first_correct(record, grader_for(record), entries)
+        result = first_correct(record, grade, entries)
         if result is not None:
             out[i] = result
-    return out, skipped
+    return RunFirstCorrect(out, skipped, not_gradable)
 
 
 @dataclass(frozen=True)
