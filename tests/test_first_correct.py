@@ -122,3 +122,42 @@ def test_unknown_pack_and_time_bound_are_said(tmp_path):
     ticks = iter([0, 0, 0] + [1000] * 10)   # the run's clock: its start, then one reading per item
     searched = first_correct_run(run, [r["id"] for r in run.records], max_seconds_total=10, clock=lambda: next(ticks))
     assert (len(searched.found), searched.skipped) == (2, 3)
+
+
+def test_end_to_end_through_the_runner_with_planted_reasoning(tmp_path, data_dir, run_cli):
+    """Two runs of a planted server (<think> reasoning, as llama.cpp sends it in the content): one
+    states the answer and stops, one states it and then checks; another finds it only late. The
+    run folders go through `evalsuite run` and `compare --first-correct` reads them."""
+    from fault_server import FaultServer, prompt_key
+
+    from evalsuite.tasks import LoadOptions, get_pack
+
+    pack = get_pack("gsm8k")
+    items = pack.load(LoadOptions(data_dir=data_dir))[:4]
+    checks = "".join(f"Check {i}: the steps still hold.\n" for i in range(40))
+    wander = "".join(f"Could it be {i}? No.\n" for i in range(1000, 1040))
+
+    def planted(shape):
+        out = {}
+        for item in items:
+            found = f"Adding the parts gives {item.gold}.\n"
+            reasoning = {"quick": found, "checks": found + checks, "late": wander + found}[shape]
+            out[prompt_key(pack.prompt(item)[-1]["content"])] = f"<think>{reasoning}</think>The answer is {item.gold}"
+        return out
+
+    runs = []
+    for shape in ("quick", "checks", "late"):
+        with FaultServer(answers=planted(shape)) as server:
+            folder = tmp_path / shape
+            out = run_cli("run", "gsm8k", "--limit", "4", "-e", server.url, "--data-dir", data_dir,
+                          "--run-dir", folder, "--label", shape, "--quiet")
+            assert out.returncode == 0, out.stderr
+            runs.append(folder)
+    out = run_cli("compare", *runs, "--first-correct", "--json", tmp_path / "c.json")
+    assert out.returncode == 0, out.stderr
+    assert "answer found in the reasoning of 4 of 4 correct items" in out.stdout
+    assert "checks vs quick on 4 items both got right" in out.stdout and "it mostly checked it longer" in out.stdout
+    assert "late vs quick on 4 items both got right" in out.stdout and "it mostly found the answer later" in out.stdout
+    data = json.loads((tmp_path / "c.json").read_text())["first_correct"]
+    quick_items = data["runs"][0]["items"]
+    assert all(i["char_offset"] == i["reasoning_chars"] for i in quick_items)   # found at the end of its reasoning
