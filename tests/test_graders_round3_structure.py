@@ -174,3 +174,35 @@ def test_matrix_arithmetic_runs_without_sympy_or_eval():
             "assert 'sympy' not in sys.modules, 'sympy imported'; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+# --- properties -------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+brackets = st.sampled_from(["()", "[]", "(]", "[)"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(-999, 999), st.integers(0, 999), brackets)
+def test_a_bracketed_pair_never_equals_its_digits_joined(a, b, pair):
+    gold = f"{pair[0]}{a},{b:03d}{pair[1]}"
+    joined = f"{a}{b:03d}" if a >= 0 else f"-{-a}{b:03d}"
+    assert grade(gold, joined).equal is not True
+    assert grade(joined, gold).equal is not True
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 999), st.integers(0, 999), st.integers(0, 999))
+def test_thousands_outside_brackets_are_one_number(a, b, c):
+    assert grade(f"{a}{b:03d}{c:03d}", f"{a},{b:03d},{c:03d}").equal is True
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-9, 9), st.sampled_from("xyzpquv")), min_size=2, max_size=3,
+                unique_by=lambda t: t[1]), st.integers(-20, 20))
+def test_a_linear_relation_gold_never_equals_its_right_side(terms, rhs):
+    terms = [(k or 1, name) for k, name in terms]
+    lhs = " + ".join(f"{k}{name}" for k, name in terms).replace("+ -", "- ")
+    assert grade(f"{lhs} = {rhs}", str(rhs)).equal is not True
