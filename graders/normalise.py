@@ -175,6 +175,7 @@ def normalise(answer: str) -> Normalised:
         percent = True
         text = PERCENT_RE.sub("", text).strip()
     text = re.sub(r"^\$\s*", "", text).strip()
+    text = re.sub(r"^(?:EUR|USD|GBP|CHF|JPY|CNY|RMB|US\$)\s*(?=-?\.?\d)", "", text)  # EUR 5.90
     text = re.sub(r"^-\s*\$\s*", "-", text).strip()
     text = re.sub(r"(?<=[\s=+*/(-])\$(?=\d)", "", text)  # money inside a worked line: 9 * $2 = $18
     if text.count("$") == 1:  # a stray sign after a bare number: 2,500.50$, 45\$
