@@ -158,6 +158,28 @@ def table(rows: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+# Finer rules inside a method, told apart by the words their reasons use (graders' reasons are
+# fixed sentences): the first marker found names the rule, else the method alone.
+RULE_MARKERS = (
+    ("decimal comma", "decimal-comma"), ("gold is a percent", "percent-gold"),
+    ("h:mm read as a ratio", "ratio-from-time"), ("I read as the", "identity-matrix"),
+    ("the gold's value after '='", "gold-worked-line"), ("value after the last '='", "answer-worked-line"),
+    ("every form", "same-answer-twice"), ("decimal within relative", "decimal-tolerance"),
+    ("both solved for", "solved-for"), ("same relation", "relation"), ("approximation sign", "approx"),
+    ("different labels", "labels"), ("vector vs tuple", "vector-tuple"), ("12-hour clock", "time-of-day"),
+    ("base subscript", "base-number"), ("last sentence", "text-in-sentence"), ("gives the text of option", "choice-text"),
+    ("last number in the response", "last-number"),
+)
+
+
+def rule_of(verdict) -> str:
+    reason = verdict.reason or ""
+    for marker, name in RULE_MARKERS:
+        if marker in reason:
+            return f"{verdict.method}/{name}"
+    return verdict.method
+
+
 def by_rule(cases: list[Case], verdicts: list, key) -> dict[str, dict]:
     """The pairs each rule decided (key(verdict): the Verdict's method, or how the answer was
     extracted): how many, and the false negatives / false positives among them. A false
@@ -212,7 +234,9 @@ def run_cases(show_errors: bool, only: str | None = None) -> dict:
     print(table(by_group))
     methods = by_rule(cases, verdicts, lambda v: v.method)
     extractions = by_rule(cases, verdicts, lambda v: v.extraction)
+    rules = by_rule(cases, verdicts, rule_of)
     print("\n" + rule_table(methods, "method"))
+    print("\n" + rule_table(rules, "method/rule"))
     print("\n" + rule_table(extractions, "extraction"))
     if show_errors:
         for case, verdict in sorted(errors, key=lambda e: group_order(e[0].group)):
@@ -223,7 +247,8 @@ def run_cases(show_errors: bool, only: str | None = None) -> dict:
                "max_ms": 1000 * max(times)}
     print(f"\nlatency per pair, warm, one thread: p50 {latency['p50_ms']:.2f} ms, p99 {latency['p99_ms']:.1f} ms, "
           f"max {latency['max_ms']:.0f} ms")
-    return {**by_group["all"], **latency, "by_group": by_group, "by_method": methods, "by_extraction": extractions}
+    return {**by_group["all"], **latency, "by_group": by_group, "by_method": methods, "by_rule": rules,
+            "by_extraction": extractions}
 
 
 def run_math500() -> dict | None:
