@@ -3,11 +3,13 @@
     python benchmarks/graders.py                 # both parts
     python benchmarks/graders.py --cases-only    # only tests/grader_cases
     python benchmarks/graders.py --show-errors   # list every misgraded case
+    python benchmarks/graders.py --cases-only --only round3_   # one batch of case files
 
 Part 1, labelled cases (tests/grader_cases/*.txt and *.jsonl): accuracy, false-negative rate
 (equal pairs graded not equal) and false-positive rate (unequal pairs graded equal, undecided
-counts as not equal), per kind of answer shape and overall, as a markdown table, and p50/p99
-latency per pair warm.
+counts as not equal), per kind of answer shape and overall, as a markdown table; the same
+counts per rule that decided (the Verdict's method, and how the answer was extracted), so a
+false positive is charged to the rule that accepted it; and p50/p99 latency per pair warm.
 Part 2, MATH-500 (shared/data/math500/test.jsonl or $EVALSUITE_DATA_DIR): each gold answer
 against the last \\boxed{} of its own reference solution (all should be equal), and against a
 shuffled gold (nearly all should be unequal). Reports verdicts/s and p50/p99 latency on one
@@ -33,10 +35,16 @@ CASES_DIR = REPO / "tests" / "grader_cases"
 # Files without an @group line (the first cases) report as earlier/<file name>.
 GROUPS = ("gold_solution", "last_math_span", "labelled", "several_answers", "escaped_latex",
           "choice_text", "sets", "numbers", "intervals", "approx", "percent_words",
-          "mixed_numbers", "notation", "false_positives", "answer_first")
+          "mixed_numbers", "notation", "false_positives", "answer_first",
+          # round three (issue 19, part A): commas inside brackets, equations as golds, decimal
+          # commas and stray signs, labelled and listed golds, percent and units, matrix arithmetic
+          "bracket_commas", "equation_golds", "number_formats", "labelled_lists", "percent_units",
+          "matrix_arithmetic")
 # wrong answers that must never be accepted; a case names its shape with @shape / "shape"
 FALSE_POSITIVE_SHAPES = ("abs", "sqrt_square", "tiny_offset", "percent_vs_plain", "bracket_type",
-                         "near_miss", "wrong_sign", "swapped_tuple", "subset")
+                         "near_miss", "wrong_sign", "swapped_tuple", "subset",
+                         # (7,300) is a pair, not 7300; a relation x - 2y + 4z = 0 is not its right side 0
+                         "bracket_comma", "relation_rhs")
 
 
 @dataclass(frozen=True)
@@ -150,14 +158,68 @@ def table(rows: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def run_cases(show_errors: bool) -> dict:
+# Finer rules inside a method, told apart by the words their reasons use (graders' reasons are
+# fixed sentences): the first marker found names the rule, else the method alone.
+RULE_MARKERS = (
+    ("decimal comma", "decimal-comma"), ("gold is a percent", "percent-gold"),
+    ("h:mm read as a ratio", "ratio-from-time"), ("I read as the", "identity-matrix"),
+    ("the gold's value after '='", "gold-worked-line"), ("value after the last '='", "answer-worked-line"),
+    ("every form", "same-answer-twice"), ("decimal within relative", "decimal-tolerance"),
+    ("both solved for", "solved-for"), ("same relation", "relation"), ("approximation sign", "approx"),
+    ("different labels", "labels"), ("vector vs tuple", "vector-tuple"), ("12-hour clock", "time-of-day"),
+    ("base subscript", "base-number"), ("last sentence", "text-in-sentence"), ("gives the text of option", "choice-text"),
+    ("last number in the response", "last-number"),
+)
+
+
+def rule_of(verdict) -> str:
+    reason = verdict.reason or ""
+    for marker, name in RULE_MARKERS:
+        if marker in reason:
+            return f"{verdict.method}/{name}"
+    return verdict.method
+
+
+def by_rule(cases: list[Case], verdicts: list, key) -> dict[str, dict]:
+    """The pairs each rule decided (key(verdict): the Verdict's method, or how the answer was
+    extracted): how many, and the false negatives / false positives among them. A false
+    positive is charged to the rule that accepted; a false negative to the rule that refused
+    (or the step that found nothing)."""
+    rows: dict[str, dict] = {}
+    for case, verdict in zip(cases, verdicts):
+        row = rows.setdefault(key(verdict) or "none", {"pairs": 0, "said_equal": 0, "false_negatives": 0,
+                                                       "false_positives": 0, "equal": 0, "unequal": 0})
+        said = verdict.equal is True
+        row["pairs"] += 1
+        row["said_equal"] += said
+        row["equal" if case.equal else "unequal"] += 1
+        row["false_negatives"] += case.equal and not said
+        row["false_positives"] += said and not case.equal
+    for row in rows.values():
+        row["accuracy"] = 1 - (row["false_negatives"] + row["false_positives"]) / row["pairs"]
+    return dict(sorted(rows.items(), key=lambda kv: -kv[1]["pairs"]))
+
+
+def rule_table(rows: dict[str, dict], title: str) -> str:
+    lines = [f"| {title} | pairs | equal / unequal | said equal | accuracy | false negatives | false positives |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        lines.append(f"| {name} | {r['pairs']} | {r['equal']} / {r['unequal']} | {r['said_equal']} | "
+                     f"{100 * r['accuracy']:.1f}% | {r['false_negatives']} | {r['false_positives']} |")
+    return "\n".join(lines)
+
+
+def run_cases(show_errors: bool, only: str | None = None) -> dict:
     from evalsuite.graders import grade
 
     cases = load_cases()
-    times, said, errors = [], [], []
+    if only:  # e.g. --only round3_ : the files whose name starts so
+        cases = [c for c in cases if c.category.startswith(only)]
+    times, said, errors, verdicts = [], [], [], []
     for case in cases:
         verdict, dt = timed(grade, case.gold, case.response, case.kind)
         times.append(dt)
+        verdicts.append(verdict)
         said.append(verdict.equal is True)
         if said[-1] != case.equal:
             errors.append((case, verdict))
@@ -170,6 +232,12 @@ def run_cases(show_errors: bool) -> dict:
             by_group[name] = score([c for c, _ in picked], [s for _, s in picked])
     by_group["all"] = score(cases, said)
     print(table(by_group))
+    methods = by_rule(cases, verdicts, lambda v: v.method)
+    extractions = by_rule(cases, verdicts, lambda v: v.extraction)
+    rules = by_rule(cases, verdicts, rule_of)
+    print("\n" + rule_table(methods, "method"))
+    print("\n" + rule_table(rules, "method/rule"))
+    print("\n" + rule_table(extractions, "extraction"))
     if show_errors:
         for case, verdict in sorted(errors, key=lambda e: group_order(e[0].group)):
             print(f"  MISGRADED [{case.group}] {case.category}:{case.line} {'+' if case.equal else '-'} "
@@ -179,7 +247,8 @@ def run_cases(show_errors: bool) -> dict:
                "max_ms": 1000 * max(times)}
     print(f"\nlatency per pair, warm, one thread: p50 {latency['p50_ms']:.2f} ms, p99 {latency['p99_ms']:.1f} ms, "
           f"max {latency['max_ms']:.0f} ms")
-    return {**by_group["all"], **latency, "by_group": by_group}
+    return {**by_group["all"], **latency, "by_group": by_group, "by_method": methods, "by_rule": rules,
+            "by_extraction": extractions}
 
 
 def run_math500() -> dict | None:
@@ -227,11 +296,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases-only", action="store_true")
     parser.add_argument("--show-errors", action="store_true")
+    parser.add_argument("--only", metavar="PREFIX", help="grade only the case files whose name starts with PREFIX")
     args = parser.parse_args(argv)
     from evalsuite.graders import sandbox
     sandbox.prestart(block=True)  # the sympy worker starts outside the timings
     sandbox.run("ping")
-    report = {"cases": run_cases(args.show_errors)}
+    report = {"cases": run_cases(args.show_errors, args.only)}
     if not args.cases_only:
         report["math500"] = run_math500()
     print(json.dumps(report, indent=2))

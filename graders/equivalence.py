@@ -279,10 +279,14 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
             ratio = Expr(("div", ("num", Fraction(t.minutes // 60), 0), ("num", Fraction(t.minutes % 60), 0)))  # type: ignore[union-attr]
             d = compare(ratio, answer) if t is gold else compare(gold, ratio)
             return Decision(d.equal, d.method, f"h:mm read as a ratio: {d.reason}")
-    if isinstance(gold, Equation) and isinstance(answer, Expr) and not gold.solved_for and not symbols_of(gold.rhs):
-        # the key "m + n = 17" against the answer 17
+    if isinstance(gold, Equation) and isinstance(answer, Expr) and not symbols_of(gold.lhs) and not symbols_of(gold.rhs):
+        # a key written as a worked line, "4 \\cdot 3 = 12": its value is the last side
         d = compare(Expr(gold.rhs), answer, gold_percent)
         return Decision(d.equal, d.method, f"the gold's value after '=': {d.reason}")
+    if isinstance(gold, Equation) and isinstance(answer, Expr) and not gold.solved_for:
+        # the label rule (docs/graders.md): a gold whose left side is no label (a sum, product
+        # or power of unknowns: x - 2y + 4z = 0, 3p + q = 5) is a relation, not its right side
+        return Decision(False, "none", "the gold is an equation (a relation), the answer a single value")
     if isinstance(answer, Equation) and isinstance(gold, Expr) and not answer.solved_for:
         # "a + b = 7", "4 \\cdot 3 = 12": a worked line; its value is after the last '='
         d = compare(gold, Expr(answer.rhs), gold_percent)
@@ -303,6 +307,13 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
             return compare_intervals(as_intervals(gold), as_intervals(answer))
         except ValueError:
             return Decision(False, "interval", "an interval compared with something that is not one")
+    if isinstance(gold, Matrix) and isinstance(answer, Expr) and len({len(r) for r in gold.rows} | {len(gold.rows)}) == 1:
+        # I, 2I, I \cdot I against a square matrix: the identity of the gold's size
+        from .matrix_eval import identity_expression
+        grid = identity_expression(answer.node, len(gold.rows))
+        if grid is not None:
+            d = compare_matrices(gold, Matrix(tuple(tuple(Expr(x) for x in row) for row in grid)))
+            return Decision(d.equal, d.method, f"I read as the {len(gold.rows)} x {len(gold.rows)} identity: {d.reason}")
     if isinstance(gold, Matrix) or isinstance(answer, Matrix):
         return compare_matrices(gold, answer)
     if isinstance(gold, Items) and isinstance(answer, Items):

@@ -323,7 +323,7 @@ def _states_final_answer(text: str, match: re.Match) -> bool:
 
 def _has_words(text: str) -> bool:
     """Two English words outside LaTeX commands: prose, not a long bare formula."""
-    bare = re.sub(r"\\[a-zA-Z]+", " ", text)
+    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+", " ", text)  # \\begin{pmatrix} holds no word
     return len(re.findall(r"(?<![a-zA-Z])[a-zA-Z]{3,}(?![a-zA-Z])", bare)) >= 2
 
 

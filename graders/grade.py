@@ -80,6 +80,9 @@ def gold_option_text(gold: str) -> str | None:
     return gold[m.end():].strip() or None if m else None
 
 
+GOLD_PERCENT_AFTER_BOX_RE = re.compile(r"\s*\$?\s*(?:\\?%|per\s?cent\b|percentage\b)", re.I)
+
+
 def gold_answer(gold: str) -> tuple[str, str]:
     """The answer inside an answer key: (text, how). A bare answer is itself ('bare'); a key
     written as a short solution is read like a response -- all its boxes (several form a
@@ -89,7 +92,9 @@ def gold_answer(gold: str) -> tuple[str, str]:
     stripped = gold.strip().replace("\\$", "\uff04")  # \\$ is money, not a maths delimiter
     boxes = find_all_boxed(stripped)
     if boxes:
-        distinct = list(dict.fromkeys(b[2] for b in boxes))
+        # a percent written after the box belongs to it: "$\\boxed{35}$ percent", "\\boxed{20}\\%"
+        distinct = list(dict.fromkeys(b[2] + ("%" if GOLD_PERCENT_AFTER_BOX_RE.match(stripped, b[1]) else "")
+                                      for b in boxes))
         return ", ".join(distinct), "gold-boxed"
     if "####" in stripped:  # a GSM8K answer key: the worked solution, then '#### 18'
         return stripped.rsplit("####", 1)[1].strip(), "gold-gsm8k"
@@ -118,7 +123,7 @@ def infer_kind(gold: str) -> str:
         return "text"
     if re.fullmatch(r"\s*\$?\s*\\text(?:bf|rm)?\s*\{\s*[A-Za-z]{2,}[A-Za-z .'-]*\}\s*\$?\s*", gold):
         return "text"  # \text{no}, \text{east}
-    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+", " ", norm)
+    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+", " ", label_dropped(norm))
     words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{3,}", bare) if w.lower() not in MATH_WORDS]
     if words:
         return "text"
@@ -131,6 +136,22 @@ def infer_kind(gold: str) -> str:
     if isinstance(value, Expr) and exact_value(value.node) is not None:
         return "numeric"
     return "math"
+
+
+def label_dropped(norm: str) -> str:
+    """'ABC = 40', 'V_{ABC}:V=3:11' -> the value after the label: the names of a label are not
+    words (the kind is the value's)."""
+    from .parse import tokenize
+    from .structure import function_value_label, label_text
+
+    left, eq, right = norm.partition("=")
+    if not eq or "=" in right:
+        return norm
+    try:
+        tokens = tokenize(left.strip())
+    except ParseError:
+        return norm
+    return right if tokens and (label_text(tokens) or function_value_label(tokens)) else norm
 
 
 def grade(gold: str, response: str | None, kind: str | None = None, *, choices: Sequence[str] = (),
@@ -251,6 +272,30 @@ def decimal_comma(text: str) -> str | None:
     return f"{sign}{whole}.{frac}"
 
 
+def gold_decimal_comma(gold: str, text: str) -> str | None:
+    """The decimal-comma reading of a gold written `3,75`, or None where a comma between digits
+    may separate answers (`-2,1` and `2,5` are lists in MATH) or thousands (`1,500`).
+
+    A decimal comma when the part after it starts with 0 (`3,05`, `0,045`: a listed answer is
+    never written 05), has two digits (`3,75`, `19,99`), or is not three digits after a whole
+    part of 0 or of four digits or more (`0,125`, `1234,5`); `1.234,5` (dots for thousands);
+    any part after a currency sign (`5,90 €`). Used only when the answer is one number, as a
+    second reading after the list one.
+    """
+    m = EURO_NUMBER_RE.match(text)
+    if m:
+        return m.group(1).replace(".", "") + "." + m.group(2)
+    m = DECIMAL_COMMA_RE.match(text)
+    if not m:
+        return None
+    sign, whole, frac = m.groups()
+    money = re.search(r"[€£¥]|\b(?:EUR|euros?)\b", gold) is not None
+    if (frac.startswith("0") or len(frac) == 2 or (whole == "0" and len(frac) >= 2)
+            or (len(whole) >= 4 and len(frac) != 3) or (money and len(frac) != 3)):
+        return f"{sign}{whole}.{frac}"
+    return None
+
+
 def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True) -> Verdict:
     """`percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
     10). A pack that asks for kind="numeric" (GSM8K: golds are bare numbers, answers keep their
@@ -315,6 +360,12 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
         return verdict(False, answer, "numeric",
                        f"the answer is a percent ({a_norm.text}%) and the gold {gold!r} is not: not converted", how)
     decision = compare(gold_value, answer_value, gold_percent=g_norm.percent)
+    gold_comma = gold_decimal_comma(gold, g_norm.text) if isinstance(gold_value, Items) else None
+    if decision.equal is not True and gold_comma is not None and isinstance(answer_value, Expr):
+        comma_decision = compare(parse_value(gold_comma), answer_value, gold_percent=g_norm.percent)
+        if comma_decision.equal is True:
+            decision = comma_decision
+            note += f" [the gold's decimal comma read as a point: {gold_comma}]"
     if decision.equal is not True and a_norm.approx:
         # "8\\pi \\approx 25.13" against the gold 25.13: the approximation was the answer asked for
         try:

@@ -40,12 +40,12 @@ UNIT_RE = re.compile(
     r"(?:(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")|(?<=\d)\s*(?:\\,)?\s*(?:m|g|s|h|L))"
     r"(?:\^\{?[23]\}?|[23])?\.?\s*$")
 ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|千米|公里|千克|克|斤|岁|天|人|本|次|分钟|小时|秒|度|平方米|立方米|平方厘米|辆|张|块|条|件|名|支|页|棵|头|道|组|种|倍|年|月|周)\s*$")
-TEXT_CMD_RE = re.compile(r"\\(?:text|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")
+TEXT_CMD_RE = re.compile(r"\\(?:text|textnormal|textup|textsf|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")
 SPACING_RE = re.compile(r"(?<!\\)\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
 DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\{\s*o\s*\}")
 THOUSANDS_RE = re.compile(r"(?<![\d.,])(?!0,)\d{1,3}(?:,\d{3})+(?![\d,])")
 TIME_OF_DAY_RE = re.compile(r"^(\d{1,2}):(\d{2})\s*(?:([apAP])\.?\s*[mM]\.?)?$")
-PERCENT_RE = re.compile(r"\s*(?:%|\bpercent(?:age points?)?|\bper cent|\bpct\.?|\bpercentage points?|\bpp)$")
+PERCENT_RE = re.compile(r"\s*(?:%|\bpercent(?:age(?: points?)?)?|\bper cent|\bpct\.?|\bpercentage points?|\bpp)$")
 TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])|(?<![a-zA-Z\\])(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
 APPROX_RE = re.compile(r"\\approx|\\simeq|\\thickapprox")
 SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12}
@@ -101,8 +101,10 @@ def normalise(answer: str) -> Normalised:
         meridiem = f" {time.group(3).lower()}m" if time.group(3) else ""
         return Normalised(f"{int(time.group(1))}:{time.group(2)}{meridiem}")
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
-    text = re.sub(r"(\d),\s*\\!\s*(?=\d)", r"\1,", text)  # 10,\!080 and 11,\! 111
+    # 10,\!080, 11,\! 111 and 12{,}480: a comma written as a thousands separator on purpose
+    text = re.sub(r"(\d)(?:,\s*\\!\s*|\{,\})(?=\d)", "\\1" + THOUSANDS_MARK, text)
     text = text.replace("\\!", "")
+    text = re.sub(r"\\(q?quad)(?=[A-Za-z])", r"\\\1 ", text)  # \quady_2: a spacing command glued to a name
     quad_parts = re.split(r"\\q?quad\b", text)
     if len(quad_parts) > 1 and sum("=" in part for part in quad_parts) >= 2:  # x = 2 \quad x = 3
         text = ", ".join(part.strip().strip(",") for part in quad_parts if part.strip().strip(","))
@@ -173,8 +175,12 @@ def normalise(answer: str) -> Normalised:
         percent = True
         text = PERCENT_RE.sub("", text).strip()
     text = re.sub(r"^\$\s*", "", text).strip()
+    text = re.sub(r"^(?:EUR|USD|GBP|CHF|JPY|CNY|RMB|US\$)\s*(?=-?\.?\d)", "", text)  # EUR 5.90
     text = re.sub(r"^-\s*\$\s*", "-", text).strip()
     text = re.sub(r"(?<=[\s=+*/(-])\$(?=\d)", "", text)  # money inside a worked line: 9 * $2 = $18
+    if text.count("$") == 1:  # a stray sign after a bare number: 2,500.50$, 45\$
+        text = re.sub(r"(?<=[\d.])\s*\$$", "", text)
+    text = re.sub(r"(?<=[\d.])\s*(?<!\\)\\$", "", text)  # a stray backslash: 96\
     rate = re.search(r"(?<=\d)\s*/\s*(?:year|yr|month|mo|week|wk|day|hour|hr|h|minute|min|second|sec|s|person|"
                      r"each|unit|item|kg|lb|pound|mile|km|gallon|liter|litre|dozen|box|bag|page)s?\.?$", text)
     if rate:  # $18,000/year, 45 miles/hour: a rate's unit
@@ -190,9 +196,7 @@ def normalise(answer: str) -> Normalised:
         text = text[: m.start()].strip()
     text = re.sub(r"\^\s*\{?\s*\}?$", "", text).strip()
     # thousands separators: 1,000 and 10,\!080 (spacing already removed); "1, 2" stays a list
-    text = text.replace(", ", ",\u0000")  # protect list commas followed by a space
-    text = THOUSANDS_RE.sub(lambda m: m.group().replace(",", ""), text)
-    text = text.replace(",\u0000", ", ")
+    text = strip_thousands(text)
     if SPACE_THOUSANDS_RE.match(text):
         text = text.replace(" ", "")
     text = re.sub(r"\s+", " ", text).strip()
@@ -207,6 +211,46 @@ def normalise(answer: str) -> Normalised:
         sign, whole, num, den = m.group(1), m.group(2), m.group(3) or m.group(5), m.group(4) or m.group(6)
         text = f"{sign}({whole}+{num}/{den})"
     return Normalised(text, percent, unit, normalise(approx).text if approx else None)
+
+
+THOUSANDS_MARK = "\u0001"  # a comma written 12{,}480 or 10,\!080 (a thousands separator on purpose)
+MARKED_THOUSANDS_RE = re.compile(r"(?<![\d.])\d{1,3}(?:\u0001\d{3})+(?!\d)")
+
+
+def bracket_depth_at(text: str) -> list[int]:
+    """The bracket depth before each character: (, [ and \\{ open; ), ] and \\} close. A plain
+    { } is a LaTeX group (\\frac{3,000}{7}), not a bracket."""
+    depths, depth, i = [], 0, 0
+    while i < len(text):
+        ch = text[i]
+        if text.startswith("\\{", i) or text.startswith("\\}", i):
+            depths += [depth, depth]
+            depth += 1 if text[i + 1] == "{" else -1
+            i += 2
+            continue
+        depths.append(depth)
+        depth += 1 if ch in "([" else -1 if ch in ")]" else 0
+        i += 1
+    return depths
+
+
+def strip_thousands(text: str) -> str:
+    """Remove thousands separators, by a rule that cannot fire inside brackets.
+
+    Outside any bracket, 1,000 and 12,345,678 (groups of three digits, no space after the
+    comma; '1, 2' stays a list) are one number. Inside (, [ or \\{ a plain comma separates
+    entries: (7,300) is a pair and (1,5) \\cup (5,200) two intervals. A comma written as a
+    separator on purpose (12{,}480, 10,\\!080) is a thousands separator anywhere, when the
+    groups after it have three digits; otherwise (3{,}14) it is an ordinary comma.
+    """
+    text = MARKED_THOUSANDS_RE.sub(lambda m: m.group().replace(THOUSANDS_MARK, ""), text)
+    text = text.replace(THOUSANDS_MARK, ",")
+    if "," not in text:
+        return text
+    text = text.replace(", ", ",\u0000")  # protect list commas followed by a space
+    depths = bracket_depth_at(text)
+    text = THOUSANDS_RE.sub(lambda m: m.group().replace(",", "") if depths[m.start()] == 0 else m.group(), text)
+    return text.replace(",\u0000", ", ")
 
 
 def repeating_decimal(m: re.Match) -> str:

@@ -104,6 +104,14 @@ def parse_value(text: str) -> Value:
     labelled = re.fullmatch(r"([A-Za-z](?:_\{?\w+\}?)?)\s*=\s*(\\begin\{.*)", text, re.S)
     if labelled:  # v = \begin{pmatrix} ... \end{pmatrix}
         return Labelled(labelled.group(1), parse_value(labelled.group(2)))
+    from .matrix_eval import evaluate, has_matrix_arithmetic
+    if has_matrix_arithmetic(text):  # A + B, 2A, A \cdot B written out: evaluated (matrix_eval.py)
+        side = text.rsplit("=", 1)[-1].strip()  # a worked line's value is its last side
+        if side != text and MATRIX_RE.match(side):
+            return parse_value(side)
+        grid = evaluate(side)
+        if grid is not None:
+            return Matrix(tuple(tuple(Expr(entry) for entry in row) for row in grid))
     wrapped = re.fullmatch(r"[\[(]\s*(\\begin\{.*\\end\{[a-zA-Z]+\})\s*[\])]", text, re.S)
     if wrapped:  # \left[\begin{array}...\end{array}\right]
         text = wrapped.group(1)
@@ -219,6 +227,10 @@ def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
             if len(pieces) == 2 and (brackets in ("(]", "[)") or any(is_infinite_tokens(p) for p in pieces)):
                 return Intervals((interval_from(tokens, expression(pieces[0]), expression(pieces[1])),))
             return Items(tuple(parse_tokens(p) for p in pieces), ordered=True, brackets=brackets)
+    # "a=3,b=1;a=5,b=1": ';' between solutions, ',' between the labelled parts of each
+    groups = split_top(tokens, {";"})
+    if len(groups) > 1 and all(labelled_group(g) for g in groups):
+        return Items(tuple(parse_tokens(g) for g in groups), ordered=False, brackets="")
     # a bare list: "3, 5, 7" (solutions, order-free)
     pieces = split_top(tokens, {",", ";"})
     if len(pieces) > 1:
@@ -239,6 +251,14 @@ def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
     if len(parts) > 2:
         return Items(tuple(Expr(expression(p)) for p in parts), ordered=True, brackets=":")
     return Expr(expression(tokens))
+
+
+def labelled_group(tokens: list[tuple[str, str]]) -> bool:
+    """'a=3,b=1': two or more comma-separated parts, each `label = value`."""
+    parts = split_top(tokens, {","})
+    return len(parts) > 1 and all(
+        len(chain) == 2 and label_text(chain[0]) is not None
+        for chain in (split_top(p, {"="}) for p in parts))
 
 
 LABEL_TOKENS = {"SYM", "NUM", "_", "{", "}", "(", ")", ",", ":", "'"}
@@ -268,9 +288,28 @@ def label_text(tokens: list[tuple[str, str]]) -> str | None:
     return text
 
 
+FUNCTION_VALUE_RE = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?'*\((?:-?\d+(?:\.\d+)?|[A-Za-z])(?:,(?:-?\d+(?:\.\d+)?|[A-Za-z]))*\)")
+
+
+def function_value_label(tokens: list[tuple[str, str]]) -> str | None:
+    """`f(3)`, `g(-1)`, `f'(2)`, `P(1, 2)`, `\\sin\\theta`: a function's value at given points is
+    a label too (only on the left of '='; `f(2) < 5` stays a product in an inequality)."""
+    if tokens and tokens[0][0] == "FUNC" and 1 < len(tokens) <= 8 and tokens[1][0] in ("SYM", "(") \
+            and all(t[0] in LABEL_TOKENS for t in tokens[1:]):
+        return "\\" + "".join(t[1] for t in tokens)  # \sin\theta, \cos(A), \tan x
+    text = "".join(t[1] for t in tokens)
+    return text if FUNCTION_VALUE_RE.fullmatch(text) else None
+
+
 def equality(chain: list[list[tuple[str, str]]]) -> Value:
-    """a = b (= c ...): a label and its value, an equation, or a worked line whose value is last."""
-    label = label_text(chain[0])
+    """a = b (= c ...): a label and its value, an equation, or a worked line whose value is last.
+
+    The label rule: the right side is the value only when the left side is a label -- a name
+    (`k`, `AB`, `\\theta`), subscripted or primed (`a_{10}`, `x'`), a function value (`f(x)`,
+    `f(3)`), a ratio or tuple of names (`V_1 : V_2`, `(p, q)`). Anything else on the left (a sum,
+    product with coefficients or power of unknowns: `x - 2y + 4z = 0`, `3p + q = 5`) makes an
+    equation, compared as a relation."""
+    label = label_text(chain[0]) or function_value_label(chain[0])
     if label is not None:
         value = parse_tokens(chain[-1])
         if len(chain[0]) == 1 and chain[0][0][0] == "SYM" and isinstance(value, Expr):

@@ -86,7 +86,9 @@ def test_golds_come_in_every_form():
 
 # The false-positive shapes named in the issue: wrong answers that must never be accepted.
 ISSUE_FALSE_POSITIVES = [("x", "|x|"), ("x", "\\sqrt{x^2}"), ("x", "x + 10^{-12}"), ("10", "10%"),
-                         ("[-3, 2]", "(-3, 2)")]
+                         ("[-3, 2]", "(-3, 2)"),
+                         # issue 19: a comma inside brackets, a relation's right side
+                         ("(7,300)", "7300"), ("x - 2y + 4z = 0", "0"), ("3p + q = 5", "5"), ("u^2 - v = 0", "0")]
 SHAPE_CHECKS = {
     "abs": lambda g, r: ("|" in g) != ("|" in r),
     "sqrt_square": lambda g, r: re.search(r"\\sqrt\{[^{}]*\^2\}", r) is not None and "\\sqrt" not in g,
@@ -98,6 +100,8 @@ SHAPE_CHECKS = {
     "wrong_sign": lambda g, r: "-" in g + r,
     "swapped_tuple": lambda g, r: any(sep in g for sep in (",", ":", "\\\\", "&")),
     "subset": lambda g, r: True,
+    "bracket_comma": lambda g, r: re.search(r"[(\[{][^()\[\]]*\d,\d{3}", g + " " + r) is not None,
+    "relation_rhs": lambda g, r: "=" in g and "=" not in r,
 }
 
 
