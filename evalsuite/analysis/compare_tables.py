@@ -162,6 +162,7 @@ def compare_main(
     json_path: str | Path | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    use_judge: bool = False,
 ) -> int:
     """The `evalsuite compare` command: 0 printed, 2 unusable input (message on stderr)."""
     out = out or sys.stdout
@@ -184,6 +185,11 @@ def compare_main(
         return 2
     try:
         runs = [load_run(p, drop=("messages", "prompt", "server_timings")) for p in paths]
+        from .judged import judge_note
+
+        runs, note = judge_note(runs, use_judge)   # rule verdicts unless --use-judge: said either way
+        if note:
+            print(note, file=out)
         if sweep_key:
             sw, cmp = sweep(runs, sweep_key, alpha=alpha)
         else:

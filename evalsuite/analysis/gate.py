@@ -47,6 +47,7 @@ class GateSettings:
     max_errors: float | None = None  # errored candidate items allowed; None: no more than the baseline's
     max_errors_percent: bool = False  # max_errors is a percentage of the items
     allow_underpowered: bool = False
+    use_judge: bool = False          # outcomes follow the judge where it decided (evalsuite/judge.py)
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,9 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     if fp_b != fp_c:
         raise GateInputError(f"different items: baseline fingerprint {fp_b[:12]} vs candidate {fp_c[:12]} "
                              f"(run both on the same pack, subsets, seed and limit)")
+    from .judged import judge_note
+
+    (base, cand), judge_words = judge_note([base, cand], s.use_judge)
     ids_b, ids_c = base.by_id, cand.by_id
     if set(ids_b) != set(ids_c):
         short, run = (("baseline", base) if len(ids_b) < len(ids_c) else ("candidate", cand))
@@ -334,6 +338,8 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     failed = [c for c in checks if c.passed is False]
     if pair.errors_excluded:
         all_words.append(f"{pair.errors_excluded} items errored in either run and were left out of the paired test")
+    if judge_words:
+        all_words.append(judge_words)
     code = FAIL if failed else PASS
     line = ("FAIL: " if failed else "PASS: ") + "; ".join(all_words)
     details = {"b": pair.mcnemar.b, "c": pair.mcnemar.c, "p": pair.mcnemar.p, "n_pairs": pair.mcnemar.n_pairs,
@@ -423,6 +429,7 @@ def gate_main(
     out: TextIO | None = None,
     max_errors: str | float | None = None,
     allow_underpowered: bool = False,
+    use_judge: bool = False,
 ) -> int:
     """The `evalsuite gate` command. Prints one line; returns 0 pass, 1 fail, 2 unusable."""
     from .outputs import OutputError, check_writable
@@ -441,6 +448,10 @@ def gate_main(
         settings = resolve_settings(max_drop=max_drop, alpha=alpha, min_items=min_items, max_real=max_real,
                                     diff=diff, config_start=Path(config_start) if config_start else None,
                                     max_errors=max_errors, allow_underpowered=allow_underpowered)
+        if use_judge:
+            from dataclasses import replace
+
+            settings = replace(settings, use_judge=True)
         result = evaluate(baseline, candidate, settings)
     except GateInputError as e:
         result = GateResult(code=UNUSABLE, line=f"UNUSABLE: {e}",
