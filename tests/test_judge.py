@@ -234,10 +234,11 @@ def test_regrade_with_the_judge_cli(fake_judge, tmp_path, run_cli):
             "--json", tmp_path / "out.json")
     first = run_cli(*args, env=env)
     assert first.returncode == 0, first.stderr
-    assert "judge\tm/1\trules: None\tjudge: incorrect\tanother value" in first.stdout
+    # the current graders read "I am not sure." as no number (was undecided): still left to the judge
+    assert "judge\tm/1\trules: False\tjudge: incorrect\tanother value" in first.stdout
     asked = fake_judge.asked
     second = run_cli(*args, env=env)
     assert "judge: incorrect (cached)" in second.stdout and fake_judge.asked == asked
     data = json.loads((tmp_path / "out.json").read_text())
-    assert data["judge"][0]["id"] == "m/1" and data["changes"] == []
+    assert data["judge"][0]["id"] == "m/1" and [c["id"] for c in data["changes"]] == ["m/1"]
     assert "judge" not in load_run(run_dir).by_id["m/1"]       # regrade leaves the folder as it was
