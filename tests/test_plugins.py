@@ -33,22 +33,52 @@ PACK = Pack(name="tinysums", version="1", description="three sums from a plugin 
 '''
 
 
+# The machine has setuptools 65 but no `wheel` package, which setuptools needs to build any wheel
+# (editable ones too). The tiny packages bring their own PEP 517 backend (in-tree, `backend-path`),
+# which writes the wheel with zipfile: pip installs the local package folder as it would any other.
+BACKEND = '''
+import base64, hashlib, os, zipfile
+
+NAME, VERSION, MODULE, ENTRY_POINTS = {name!r}, "0.0.1", {module!r}, {entry_points!r}
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    dist = NAME.replace("-", "_")
+    info = f"{{dist}}-{{VERSION}}.dist-info"
+    files = {{f"{{MODULE}}/__init__.py": open(os.path.join(MODULE, "__init__.py"), "rb").read(),
+             f"{{info}}/METADATA": f"Metadata-Version: 2.1\\nName: {{NAME}}\\nVersion: {{VERSION}}\\n".encode(),
+             f"{{info}}/WHEEL": b"Wheel-Version: 1.0\\nGenerator: tiny\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
+             f"{{info}}/entry_points.txt": ("[evalsuite.packs]\\n" + ENTRY_POINTS).encode()}}
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{{path}},sha256={{digest}},{{len(data)}}")
+    files[f"{{info}}/RECORD"] = ("\\n".join(record + [f"{{info}}/RECORD,,"]) + "\\n").encode()
+    wheel = f"{{dist}}-{{VERSION}}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, wheel), "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+    return wheel
+'''
+
+
 def make_package(root: Path, name: str, module_code: str, packs: dict[str, str]) -> Path:
     folder = root / name
     (folder / name).mkdir(parents=True)
     (folder / name / "__init__.py").write_text(module_code, encoding="utf-8")
-    eps = "\n".join(f'{k} = "{v}"' for k, v in packs.items())
-    (folder / "pyproject.toml").write_text(textwrap.dedent(f"""\
+    entry_points = "".join(f"{k} = {v}\n" for k, v in packs.items())
+    (folder / "tiny_backend.py").write_text(
+        BACKEND.format(name=name.replace("_", "-"), module=name, entry_points=entry_points), encoding="utf-8")
+    (folder / "pyproject.toml").write_text(textwrap.dedent("""\
         [build-system]
-        requires = ["setuptools>=61"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "{name.replace('_', '-')}"
-        version = "0.0.1"
-
-        [project.entry-points."evalsuite.packs"]
-        """) + eps + "\n\n[tool.setuptools]\npackages = [\"" + name + "\"]\n", encoding="utf-8")
+        requires = []
+        build-backend = "tiny_backend"
+        backend-path = ["."]
+        """), encoding="utf-8")
     return folder
 
 
