@@ -242,3 +242,14 @@ def test_regrade_with_the_judge_cli(fake_judge, tmp_path, run_cli):
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["judge"][0]["id"] == "m/1" and [c["id"] for c in data["changes"]] == ["m/1"]
     assert "judge" not in load_run(run_dir).by_id["m/1"]       # regrade leaves the folder as it was
+
+
+def test_report_lists_judge_decided_items_apart(fake_judge, tmp_path, run_cli):
+    run_dir = judged_run(tmp_path / "a", {"m/0": "correct", "m/1": "unextracted"})
+    fake_judge.mode = "incorrect"
+    judge_run_folder(run_dir, settings(fake_judge))
+    r = run_cli("report", run_dir, "-o", tmp_path / "report.html")
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Judge-decided items (for review)" in page and "1 judged (0 correct, 1 incorrect, 0 undecided)" in page
+    assert "another value" in page

@@ -39,8 +39,10 @@ def test_200_own_questions_end_to_end(llama_server, run_cli, tmp_path):
     records = records_of(tmp_path / "a")
     assert len(records) == 200 and len({r["id"] for r in records}) == 200
     assert {r["subset"] for r in records} == {"numeric", "latex", "choice", "text"}
-    choice = next(r for r in records if r["id"] == "choice-0")
-    assert "A. Paris" in choice["messages"][-1]["content"] and choice["choices"][0] == "Paris"
+    row = json.loads(OWN.read_text(encoding="utf-8").splitlines()[100])
+    choice = next(r for r in records if r["id"] == row["id"])
+    assert f"A. {row['A']}\nB. {row['B']}" in choice["messages"][-1]["content"] and choice["choices"][0] == row["A"]
+    assert choice["gold"] == row["answer"]
 
     # the judge (the same tiny server: nonsense) -- beside the rule verdict, never over it
     judged = [r for r in records if r.get("judge")]
