@@ -94,6 +94,10 @@ def run(
         if fields or kind or template or split:
             from .tasks.file import FileOptions, parse_fields
 
+            if not is_file_pack(pack):
+                _fail(f"--fields, --kind, --template and --split apply to your own questions (a .jsonl/.json/.csv/"
+                      f".parquet/.toml file or hf:OWNER/NAME), not to the pack {pack!r}")
+
             file_options = FileOptions(fields=parse_fields(fields), kind=kind, template=template, split=split)
         if judge_endpoint:
             from .judge import JudgeSettings

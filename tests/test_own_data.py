@@ -211,3 +211,8 @@ def test_cli_names_the_bad_row_before_asking_any_server(tmp_path, run_cli):
     assert r.returncode == 2, r.stderr
     assert "line 2" in r.stderr and "no answer field" in r.stderr
     assert not (tmp_path / "run" / "records.jsonl").exists()
+
+
+def test_file_options_are_refused_for_a_builtin_pack(run_cli, tmp_path):
+    r = run_cli("run", "gsm8k", "--kind", "numeric", "--endpoint", "http://127.0.0.1:9/v1", "--run-dir", tmp_path / "r")
+    assert r.returncode == 2 and "apply to your own questions" in r.stderr

@@ -28,7 +28,7 @@ def test_200_own_questions_end_to_end(llama_server, run_cli, tmp_path):
     data.parent.mkdir()
     shutil.copy(OWN, data)
     env = {"EVALSUITE_JUDGE_CACHE": str(tmp_path / "judge-cache.jsonl")}
-    common = ["--endpoint", llama_server.url, "--max-tokens", 6, "--concurrency", 1, "--quiet"]
+    common = ["--endpoint", llama_server.url, "--max-tokens", 6, "--concurrency", 1, "--quiet", "--logprobs", 2]
     a = run_cli("run", data, *common, "--run-dir", tmp_path / "a", "--label", "a",
                 "--judge-endpoint", llama_server.url, env=env, timeout=900)
     assert a.returncode in (0, 1), a.stderr
@@ -70,6 +70,14 @@ def test_200_own_questions_end_to_end(llama_server, run_cli, tmp_path):
     gate = run_cli("gate", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--max-drop", 5,
                    "--allow-underpowered")
     assert gate.returncode == 0, gate.stdout + gate.stderr
+    diff = run_cli("diff", tmp_path / "a", tmp_path / "b", "--fail-on", "real")
+    assert diff.returncode == 0, diff.stdout + diff.stderr
+    report = run_cli("report", tmp_path / "a", tmp_path / "b", "-o", tmp_path / "report.html")
+    assert report.returncode == 0 and "Judge-decided items" in (tmp_path / "report.html").read_text()
+    import evalsuite
+
+    frame = evalsuite.open_run(tmp_path / "a").records
+    assert len(frame) == 200 and frame["judge"].dropna().eq("undecided").all()
     with_judge = run_cli("gate", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--max-drop", 5,
                          "--allow-underpowered", "--use-judge")
     assert with_judge.returncode == 0 and "outcomes follow the judge on 0" in with_judge.stdout
@@ -88,3 +96,12 @@ def test_a_file_with_one_bad_row_names_it(llama_server, run_cli, tmp_path):
                  "--skip-bad-rows", "--max-tokens", 4, "--concurrency", 1)
     assert ok.returncode in (0, 1), ok.stderr
     assert len(records_of(tmp_path / "r")) == 9
+    # a resume reads the file again and finds every item recorded; an edited file is refused
+    again = run_cli("run", path, "--endpoint", llama_server.url, "--resume", tmp_path / "r", "--skip-bad-rows",
+                    "--max-tokens", 4, "--concurrency", 1)
+    assert again.returncode in (0, 1) and "9 of 9 items already recorded, 0 to ask" in again.stderr
+    path.write_text(path.read_text(encoding="utf-8").replace("apples", "pears"), encoding="utf-8")
+    edited = run_cli("run", path, "--endpoint", llama_server.url, "--resume", tmp_path / "r", "--skip-bad-rows",
+                     "--max-tokens", 4, "--concurrency", 1)
+    assert edited.returncode == 2 and "dataset fingerprint" in edited.stderr
+    assert len(records_of(tmp_path / "r")) == 9                     # nothing recorded was lost
