@@ -166,7 +166,21 @@ class JudgeTransportError(Exception):
 
 
 def _request(url: str, body: dict | None, api_key: str | None, timeout: float) -> Any:
-    """GET/POST one JSON request, reading at most MAX_BODY_BYTES within `timeout` seconds."""
+    """GET/POST one JSON request, reading at most MAX_BODY_BYTES within `timeout` seconds, start to
+    end: the request runs in a thread that is not waited for past the deadline (a server that
+    stalls between bytes would otherwise hold each read for up to `timeout`)."""
+    import concurrent.futures
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(_request_bounded, url, body, api_key, timeout)
+    pool.shutdown(wait=False)
+    try:
+        return future.result(timeout=timeout + 0.5)
+    except concurrent.futures.TimeoutError:
+        raise JudgeTransportError(f"no complete reply within {timeout:g} s") from None
+
+
+def _request_bounded(url: str, body: dict | None, api_key: str | None, timeout: float) -> Any:
     import urllib.error
     import urllib.request
 

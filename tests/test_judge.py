@@ -51,6 +51,16 @@ class FakeJudge:
                 mode = judge.mode
                 if mode == "slow":
                     time.sleep(3)
+                if mode == "trickle":   # headers at once, then one byte every 0.4 s
+                    payload = json.dumps({"choices": [{"message": {"content": "VERDICT: CORRECT"}}]}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.4)
+                    return
                 if mode == "huge-body":
                     self._send(b'{"choices": [{"message": {"content": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}}]}')
                     return
@@ -133,6 +143,7 @@ def test_needs_judge_undecided_unextracted_and_text_only():
     ("huge", "undecided", "too large"),
     ("huge-body", "undecided", f"larger than {MAX_BODY_BYTES} bytes"),
     ("slow", "undecided", "within 1 s"),
+    ("trickle", "undecided", "within 1 s"),
 ])
 def test_fake_judge_replies(fake_judge, mode, verdict, why):
     fake_judge.mode = mode
