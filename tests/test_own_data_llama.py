@@ -76,8 +76,14 @@ def test_200_own_questions_end_to_end(llama_server, run_cli, tmp_path):
     assert report.returncode == 0 and "Judge-decided items" in (tmp_path / "report.html").read_text()
     import evalsuite
 
-    frame = evalsuite.open_run(tmp_path / "a").records
+    run_a = evalsuite.open_run(tmp_path / "a")
+    frame = run_a.records
     assert len(frame) == 200 and frame["judge"].dropna().eq("undecided").all()
+    tokens = run_a.tokens()
+    assert set(tokens.column("item").to_pylist()) <= set(frame["id"]) and tokens.num_rows > 0
+    assert run_a.tokens("numeric-0").num_rows == run_a.run.by_id["numeric-0"]["logprob_tokens"] > 0
+    result = evalsuite.diff(tmp_path / "a", tmp_path / "b")
+    assert result.counts.get("real", 0) == 0 and len(result.items) == 200
     with_judge = run_cli("gate", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--max-drop", 5,
                          "--allow-underpowered", "--use-judge")
     assert with_judge.returncode == 0 and "outcomes follow the judge on 0" in with_judge.stdout
