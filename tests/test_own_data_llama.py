@@ -56,7 +56,7 @@ def test_200_own_questions_end_to_end(llama_server, run_cli, tmp_path):
 
     # regrade rebuilds the pack from the manifest: the file is gone
     data.unlink()
-    regrade = run_cli("regrade", tmp_path / "a")
+    regrade = run_cli("regrade", tmp_path / "a", env={"EVALSUITE_DATA_DIR": str(tmp_path / "elsewhere")})
     assert regrade.returncode == 0, regrade.stderr
     assert "0 of 200 verdicts changed" in regrade.stdout
 

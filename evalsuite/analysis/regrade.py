@@ -81,7 +81,7 @@ def load_items(pack: Any, manifest: dict[str, Any], data_dir: str | os.PathLike 
 
     load = manifest.get("load") or {}
     folder = data_dir or load.get("data_dir")
-    if not folder:
+    if not folder or manifest.get("pack_spec"):   # a user's file: its records hold what grading needs
         return {}
     opts = LoadOptions(data_dir=Path(folder), subsets=tuple(load.get("subsets") or ()),
                        fewshot=int(load.get("fewshot") or 0), per_subset=load.get("per_subset"),
