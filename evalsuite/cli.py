@@ -23,7 +23,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 @app.command()
 def run(
-    pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name (see `evalsuite tasks`)."),
+    pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name (see `evalsuite tasks`), or your own questions: a .jsonl/.json/.csv/.parquet/.toml file, or hf:OWNER/NAME (docs/own-data.md)."),
     endpoint: List[str] = typer.Option([], "--endpoint", "-e", metavar="URL", help=f"Base URL of an OpenAI-compatible server; repeat to spread items over replicas. Default {DEFAULT_ENDPOINT}."),
     model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists)."),
     api: str = typer.Option("chat", help="chat (chat completions) or completions (raw prompt)."),
@@ -35,6 +35,13 @@ def run(
     fewshot: int = typer.Option(0, min=0, metavar="N", help="Few-shot examples from the dev split (packs that have one)."),
     data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder laid out like shared/data (default: the hub)."),
     skip_bad_rows: bool = typer.Option(False, help="Skip dataset rows without a usable gold answer instead of stopping."),
+    fields: Optional[str] = typer.Option(None, metavar="KEY=COLUMN,...", help="Your file's columns: question=, answer=, choices= (a list column, or A|B|C|D), subset=, id= (default: found by name)."),
+    kind: Optional[str] = typer.Option(None, help="Your file's grading kind: numeric, math, choice or text (default: choice when there are options, else inferred from each gold)."),
+    template: Optional[str] = typer.Option(None, help="Your file's prompt template, with {question} (and {choices} for the lettered options)."),
+    split: Optional[str] = typer.Option(None, help="With hf:OWNER/NAME: the split (default test)."),
+    judge_endpoint: Optional[str] = typer.Option(None, metavar="URL", help="Ask this OpenAI-compatible endpoint to judge undecided/unextracted items and open (text) answers; stored beside the rule verdict (docs/own-data.md)."),
+    judge_model: Optional[str] = typer.Option(None, help="Judge model id (default: the first one the judge endpoint lists)."),
+    judge_api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the judge's API key (default OPENAI_API_KEY). Never written anywhere."),
     run_dir: Optional[Path] = typer.Option(None, help="Output folder (default results/<pack>-<time>)."),
     resume: Optional[Path] = typer.Option(None, help="Continue the run in this folder: items already recorded are skipped."),
     retry_errors: bool = typer.Option(False, help="With --resume: ask again the items that ended in errors."),
@@ -77,7 +84,27 @@ def run(
             _fail(f"--extra-body is not valid JSON: {e}")
         if not isinstance(extra, dict):
             _fail("--extra-body must be a JSON object")
-    folder = resume or run_dir or Path("results") / f"{pack}-{time.strftime('%Y%m%d-%H%M%S')}{'-' + label if label else ''}"
+    from .tasks.file import is_file_pack
+
+    # a file pack's folder is named by the file's stem (a path given would nest folders)
+    folder_name = Path(pack.removeprefix("hf:")).name.rsplit(".", 1)[0] if is_file_pack(pack) else pack
+    folder = resume or run_dir or Path("results") / f"{folder_name}-{time.strftime('%Y%m%d-%H%M%S')}{'-' + label if label else ''}"
+    file_options = judge = None
+    try:
+        if fields or kind or template or split:
+            from .tasks.file import FileOptions, parse_fields
+
+            if not is_file_pack(pack):
+                _fail(f"--fields, --kind, --template and --split apply to your own questions (a .jsonl/.json/.csv/"
+                      f".parquet/.toml file or hf:OWNER/NAME), not to the pack {pack!r}")
+
+            file_options = FileOptions(fields=parse_fields(fields), kind=kind, template=template, split=split)
+        if judge_endpoint:
+            from .judge import JudgeSettings
+
+            judge = JudgeSettings(endpoint=judge_endpoint, model=judge_model, api_key_env=judge_api_key_env)
+    except ValueError as e:
+        _fail(str(e))
     settings = RunSettings(
         pack=pack, endpoints=tuple(endpoint or [DEFAULT_ENDPOINT]), run_dir=folder, model=model, api=api,
         decoding=Decoding(temperature=temperature, top_p=top_p, seed=request_seed, max_tokens=max_tokens,
@@ -88,6 +115,7 @@ def run(
         per_subset=per_subset, seed=seed, fewshot=fewshot, limit=limit, skip_bad_rows=skip_bad_rows, label=label,
         resume=resume is not None, retry_errors=retry_errors, api_key_env=api_key_env, quiet=quiet,
         check_model=check_model, stream=stream, argv=tuple(["evalsuite"] + sys.argv[1:]),
+        file_options=file_options, judge=judge,
     )
     try:
         code = run_pack(settings)
@@ -129,11 +157,25 @@ def tasks() -> None:
     packs = [(name, get_pack(name)) for name in pack_names()] + [(name, make()) for name, make in PRESETS.items()]
     for name, pack in packs:
         rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source))
+    from .tasks.plugins import PluginError, plugin_packs
+
+    broken = []
+    for name, plugin in plugin_packs(set(pack_names()) | set(PRESETS)).items():   # other packages' packs
+        try:
+            pack = plugin.load()
+        except PluginError as e:
+            broken.append(str(e))
+            continue
+        rows.append((name, "" if pack.count is None else str(pack.count), pack.description,
+                     f"{pack.source} -- from {plugin.source}"))
     width = max(len(r[0]) for r in rows)
     typer.echo(f"{'pack'.ljust(width)}  {'items':>6}  description / data")
     for name, count, desc, source in rows:
         typer.echo(f"{name.ljust(width)}  {count:>6}  {desc}")
         typer.echo(f"{''.ljust(width)}  {'':>6}  data: {source}")
+    for message in broken:
+        typer.echo(f"skipped: {message}", err=True)
+    typer.echo("your own questions: evalsuite run FILE.jsonl|.json|.csv|.parquet|.toml, or hf:OWNER/NAME (docs/own-data.md)")
 
 
 # --- analysis commands ---
@@ -144,6 +186,9 @@ def regrade_cmd(
     run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="The run folder to re-grade (it is not modified)."),
     data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder, to reload items (option texts) for choice packs."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the changed verdicts as JSON here."),
+    judge_endpoint: Optional[str] = typer.Option(None, metavar="URL", help="Also ask this endpoint to judge the undecided/unextracted and open (text) items (cached: verdicts already stored are not asked again); printed, the run folder is not changed."),
+    judge_model: Optional[str] = typer.Option(None, help="Judge model id (default: the first one the judge endpoint lists)."),
+    judge_api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the judge's API key (default OPENAI_API_KEY)."),
 ) -> None:
     """Re-grade stored answers with the current graders (no endpoint); list every changed verdict."""
     import json
@@ -162,8 +207,24 @@ def regrade_cmd(
     for c in changes:
         typer.echo(f"{c.id}\t{c.old_equal} -> {c.new_equal}\t{c.old_extracted!r} -> {c.new_extracted!r}\t[{c.new_method}] {c.reason}")
     typer.echo(summarise(changes, n_records))
+    judged = None
+    if judge_endpoint:
+        from .judge import JudgeSettings, JudgeTransportError, judge_regrade
+
+        try:
+            judged = judge_regrade(run_dir, JudgeSettings(judge_endpoint, judge_model, judge_api_key_env), changes)
+        except JudgeTransportError as e:
+            _fail(f"the judge at --judge-endpoint does not answer: {e}")
+        for j in judged:
+            typer.echo(f"judge\t{j['id']}\trules: {j['rule_equal']}\tjudge: {j['verdict']}{' (cached)' if j['cached'] else ''}\t{j['reason']}")
+        typer.echo(f"judge: {len(judged)} item(s), {sum(j['cached'] for j in judged)} from the cache; "
+                   f"{sum(j['verdict'] == 'correct' for j in judged)} correct, "
+                   f"{sum(j['verdict'] == 'incorrect' for j in judged)} incorrect, "
+                   f"{sum(j['verdict'] == 'undecided' for j in judged)} undecided (beside the rule verdicts, not over them)")
     if json_out:
-        json_out.write_text(json.dumps([c.to_dict() for c in changes], ensure_ascii=False, indent=2), encoding="utf-8")
+        data = [c.to_dict() for c in changes]
+        json_out.write_text(json.dumps(data if judged is None else {"changes": data, "judge": judged},
+                                       ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 @app.command("diff")
@@ -286,12 +347,14 @@ def compare(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the figures as JSON to this file."),
     first_correct: bool = typer.Option(False, help="Also find the tokens to the first correct answer inside each reasoning (grades its prefixes; bounded in time): found later, or checked longer?"),
     equivalence_margin: Optional[float] = typer.Option(None, help="Also say, for each run vs the first, whether accuracy is equivalent within ±this many points (TOST), worse, or undecided with the items needed."),
+    use_judge: bool = typer.Option(False, help="Count the judge's verdict where it decided (default: rule verdicts only)."),
 ) -> None:
     """Accuracy (Wilson 95%), exact McNemar vs the first run, per-subset deltas, reasoning length and time to solution."""
     from .analysis.compare_tables import compare_main
 
     raise typer.Exit(compare_main(runs, sweep_key=sweep, alpha=alpha, plots_dir=plots, json_path=json_out,
-                                  equivalence_margin=equivalence_margin, first_correct=first_correct))
+                                  equivalence_margin=equivalence_margin, first_correct=first_correct,
+                                  use_judge=use_judge))
 
 
 @app.command()
@@ -309,6 +372,7 @@ def gate(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the verdict, each check and its figures as JSON here."),
     max_errors: Optional[str] = typer.Option(None, help="Fail when more candidate items errored than this: a count, or a percentage like 2% (default: no more than the baseline)."),
     allow_underpowered: bool = typer.Option(False, help="Run a gate too small to detect --max-drop anyway (a loud warning instead of exit 2)."),
+    use_judge: bool = typer.Option(False, help="Count the judge's verdict where it decided (default: rule verdicts only)."),
 ) -> None:
     """CI gate: exit 0 pass, 1 fail, 2 unusable input. Defaults may live in pyproject.toml [tool.evalsuite.gate]."""
     from .analysis.gate import gate_main
@@ -316,7 +380,7 @@ def gate(
     raise typer.Exit(gate_main(baseline, candidate, max_drop=max_drop, alpha=alpha, min_items=min_items,
                                diff=diff, max_real=max_real, junit=junit, max_errors=max_errors,
                                allow_underpowered=allow_underpowered, max_undetermined=max_undetermined,
-                               equivalence_margin=equivalence_margin, json_path=json_out))
+                               equivalence_margin=equivalence_margin, json_path=json_out, use_judge=use_judge))
 
 
 @app.command()

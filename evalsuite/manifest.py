@@ -19,7 +19,7 @@ from .store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_recor
 def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]], model: str) -> dict[str, Any]:
     from .tasks.pack import dataset_fingerprint
 
-    return {
+    manifest = {
         "schema": MANIFEST_SCHEMA,
         "suite_version": __version__,
         "pack": settings.pack,
@@ -43,6 +43,13 @@ def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]
         "status": "running",
         "argv": list(settings.argv),
     }
+    if pack.spec:
+        # a user's file or hub dataset (tasks/file.py): named by the file, not by the path given, so
+        # two machines agree; the spec (fields, kind, template, sha256 / hub fingerprint) rebuilds it
+        manifest["pack"] = pack.name
+        manifest["pack_spec"] = dict(pack.spec)
+        manifest["dataset"].update({k: pack.spec[k] for k in ("sha256", "hub_fingerprint") if pack.spec.get(k)})
+    return manifest
 
 
 def manifest_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

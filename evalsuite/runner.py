@@ -58,16 +58,18 @@ class RunSettings:
     check_model: bool = True
     stream: bool = True
     argv: tuple[str, ...] = ()
+    file_options: Any = None       # tasks.file.FileOptions for a PACK that is a file or hf:NAME
+    judge: Any = None              # judge.JudgeSettings: --judge-endpoint (evalsuite/judge.py)
 
 
 # ----------------------------------------------------------------------------- items
 
 def find_pack(settings: RunSettings):
-    from .tasks import UnknownPackError, get_pack
+    from .tasks import BadDataError, UnknownPackError, open_pack
 
     try:
-        return get_pack(settings.pack)
-    except UnknownPackError as e:
+        return open_pack(settings.pack, settings.file_options)
+    except (UnknownPackError, BadDataError) as e:
         raise UsageError(str(e)) from None
 
 
@@ -483,6 +485,19 @@ def _speculation_counters(endpoints: list[Endpoint]) -> dict[str, Any]:
     return {e.url: fetch_counters(e.url, timeout=2.0) for e in endpoints}
 
 
+def _judge(settings: RunSettings) -> dict[str, Any]:
+    """The judge pass after the requests (evalsuite/judge.py); a failing judge loses nothing."""
+    from .judge import judge_run_folder
+
+    echo = None if settings.quiet else (lambda line: print(line, file=sys.stderr))
+    try:
+        return judge_run_folder(settings.run_dir, settings.judge, echo=echo)
+    except Exception as e:
+        print(f"judge failed ({type(e).__name__}: {e}); the rule verdicts are all recorded; "
+              f"`evalsuite regrade {settings.run_dir} --judge-endpoint URL` can judge later", file=sys.stderr)
+        return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+
+
 def _speculation_report(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """Per endpoint: draft/accepted counters before and after, what moved, and the sentence."""
     from .speculation import delta, describe
@@ -501,7 +516,7 @@ async def _run_async(settings: RunSettings) -> int:
     # Local data is read first (bad input: exit 2 before any request). Data from the network is
     # fetched after the endpoint answered: without a server, "start one" is the news, not a
     # download error, and nothing is downloaded for a run that cannot start.
-    local = settings.data_dir is not None
+    local = settings.data_dir is not None or bool((pack.spec or {}).get("path"))  # a user's file is local too
     if local:
         pack, items, settings = load_items(settings, pack)
     api_key = os.environ.get(settings.api_key_env or "OPENAI_API_KEY")
@@ -511,6 +526,13 @@ async def _run_async(settings: RunSettings) -> int:
         if not local:
             pack, items, settings = load_items(settings, pack)
         settings, engine = await apply_neutral_settings(settings, api_key)   # docs/lossless.md: greedy must be greedy
+        if settings.judge is not None:   # the judge must answer before the run starts (evalsuite/judge.py)
+            from .judge import check_judge
+
+            try:
+                settings = replace(settings, judge=await asyncio.to_thread(check_judge, settings.judge))
+            except ValueError as e:
+                raise UsageError(str(e)) from None
         manifest = dict(make_manifest(settings, pack, items, served, model), engine=engine)
         manifest, done = prepare_run_dir(settings, manifest)
         write_json_atomic(settings.run_dir / MANIFEST, manifest)
@@ -554,6 +576,8 @@ async def _run_async(settings: RunSettings) -> int:
                 manifest = dict(manifest, retired_endpoints={redact_url(u): v for u, v in scheduler.retired.items()})
             if scheduler.logprobs_missing["items"]:
                 manifest = dict(manifest, logprobs_missing=dict(scheduler.logprobs_missing))
+            if settings.judge is not None and status != "interrupted":
+                manifest = dict(manifest, judge=await asyncio.to_thread(_judge, settings))
             if status != "interrupted":
                 manifest = dict(manifest, speculation=_speculation_report(
                     spec_before, await asyncio.to_thread(_speculation_counters, endpoints)))

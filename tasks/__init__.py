@@ -37,9 +37,37 @@ def get_pack(name: str) -> Pack:
     presets = importlib.import_module(f"{__name__}.presets")
     if name in presets.PRESETS:
         return presets.PRESETS[name]()
-    known = ", ".join(pack_names() + sorted(presets.PRESETS))
-    raise UnknownPackError(f"unknown pack {name!r}; known packs and presets: {known}")
+    from .plugins import PluginError, plugin_packs
+
+    plugins = plugin_packs(set(PACK_MODULES) | set(presets.PRESETS))
+    if name in plugins:
+        try:
+            return plugins[name].load()
+        except PluginError as e:
+            raise UnknownPackError(str(e)) from None
+    known = ", ".join(pack_names() + sorted(presets.PRESETS) + sorted(plugins))
+    raise UnknownPackError(f"unknown pack {name!r}; known packs and presets: {known} "
+                           f"(or a file: questions.jsonl / .json / .csv / .parquet / .toml, or hf:OWNER/NAME)")
+
+
+def open_pack(name: str, file_options=None) -> Pack:
+    """`evalsuite run NAME`'s pack: a file or hub dataset (tasks/file.py), else get_pack(name)."""
+    from .file import is_file_pack, open_file_pack
+
+    if name not in PACK_MODULES and is_file_pack(name):
+        return open_file_pack(name, file_options)
+    return get_pack(name)
+
+
+def pack_for_manifest(manifest) -> Pack:
+    """The pack a run was made with, from its manifest alone: a file pack from the spec it kept."""
+    spec = manifest.get("pack_spec")
+    if spec:
+        from .file import pack_from_spec
+
+        return pack_from_spec(spec)
+    return get_pack(manifest["pack"])
 
 
 __all__ = ["BadDataError", "Item", "LoadOptions", "Pack", "PACK_MODULES", "get_pack", "pack_names",
-           "UnknownPackError"]
+           "UnknownPackError", "open_pack", "pack_for_manifest"]

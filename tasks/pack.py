@@ -64,6 +64,9 @@ class Pack:
     # grading may need the sympy worker (symbolic answers): the runner calls
     # evalsuite.graders.sandbox.prestart() when a run starts, so item one does not wait ~1.5 s
     needs_sympy: bool = False
+    # a pack made from a user's file or hub dataset (tasks/file.py): everything that describes it
+    # (fields, kind, template, the file's sha256), kept in the manifest so regrade can rebuild it
+    spec: Mapping[str, Any] | None = None
 
     def template_hash(self, fewshot: int = 0) -> str:
         return hashlib.sha256(f"{self.template}\x00fewshot={fewshot}".encode()).hexdigest()[:16]

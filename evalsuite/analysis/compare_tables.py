@@ -228,6 +228,7 @@ def compare_main(
     err: TextIO | None = None,
     equivalence_margin: float | None = None,
     first_correct: bool = False,
+    use_judge: bool = False,
 ) -> int:
     """The `evalsuite compare` command: 0 printed, 2 unusable input (message on stderr)."""
     out = out or sys.stdout
@@ -254,6 +255,11 @@ def compare_main(
         return 2
     try:
         runs = [load_run(p, drop=("messages", "prompt", "server_timings")) for p in paths]
+        from .judged import judge_note
+
+        runs, note = judge_note(runs, use_judge)   # rule verdicts unless --use-judge: said either way
+        if note:
+            print(note, file=out)
         if sweep_key:
             sw, cmp = sweep(runs, sweep_key, alpha=alpha)
         else:

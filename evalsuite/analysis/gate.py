@@ -57,6 +57,7 @@ class GateSettings:
     equivalence_margin: float | None = None  # points: pass only when the paired CI lies inside ±margin
     diff_only: bool = False         # no run folders: only the diff JSON's counts are gated
     check_drop: bool = True         # False: --equivalence-margin without --max-drop (no drop check)
+    use_judge: bool = False          # outcomes follow the judge where it decided (evalsuite/judge.py)
 
 
 @dataclass(frozen=True)
@@ -351,6 +352,9 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     if fp_b != fp_c:
         raise GateInputError(f"different items: baseline fingerprint {fp_b[:12]} vs candidate {fp_c[:12]} "
                              f"(run both on the same pack, subsets, seed and limit)")
+    from .judged import judge_note
+
+    (base, cand), judge_words = judge_note([base, cand], s.use_judge)
     ids_b, ids_c = base.by_id, cand.by_id
     if set(ids_b) != set(ids_c):
         short, run = (("baseline", base) if len(ids_b) < len(ids_c) else ("candidate", cand))
@@ -404,6 +408,8 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     failed = [c for c in checks if c.passed is False]
     if pair.errors_excluded:
         all_words.append(f"{pair.errors_excluded} items errored in either run and were left out of the paired test")
+    if judge_words:
+        all_words.append(judge_words)
     code = FAIL if failed else PASS
     line = ("FAIL: " if failed else "PASS: ") + "; ".join(all_words)
     details = {"b": pair.mcnemar.b, "c": pair.mcnemar.c, "p": pair.mcnemar.p, "n_pairs": pair.mcnemar.n_pairs,
@@ -526,6 +532,7 @@ def gate_main(
     max_undetermined: int | None = None,
     equivalence_margin: float | None = None,
     json_path: str | Path | None = None,
+    use_judge: bool = False,
 ) -> int:
     """The `evalsuite gate` command. Prints one line; returns 0 pass, 1 fail, 2 unusable."""
     from .outputs import OutputError, check_writable
@@ -552,6 +559,10 @@ def gate_main(
                                     max_errors=max_errors, allow_underpowered=allow_underpowered,
                                     max_undetermined=max_undetermined, equivalence_margin=equivalence_margin,
                                     diff_only=diff_only)
+        if use_judge:
+            from dataclasses import replace
+
+            settings = replace(settings, use_judge=True)
         result = evaluate_diff_only(settings) if diff_only else evaluate(baseline, candidate, settings)
     except GateInputError as e:
         result = GateResult(code=UNUSABLE, line=f"UNUSABLE: {e}",

@@ -81,7 +81,7 @@ def load_items(pack: Any, manifest: dict[str, Any], data_dir: str | os.PathLike 
 
     load = manifest.get("load") or {}
     folder = data_dir or load.get("data_dir")
-    if not folder:
+    if not folder or manifest.get("pack_spec"):   # a user's file: its records hold what grading needs
         return {}
     opts = LoadOptions(data_dir=Path(folder), subsets=tuple(load.get("subsets") or ()),
                        fewshot=int(load.get("fewshot") or 0), per_subset=load.get("per_subset"),
@@ -91,13 +91,13 @@ def load_items(pack: Any, manifest: dict[str, Any], data_dir: str | os.PathLike 
 
 def regrade(run_dir: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> list[ChangedVerdict]:
     """Every verdict of the run that the current graders decide differently."""
-    from evalsuite.tasks import get_pack
+    from evalsuite.tasks import pack_for_manifest
 
     run = load_run(run_dir)
     pack_name = run.manifest.get("pack")
     if not pack_name:
         raise ValueError(f"{Path(run_dir) / 'manifest.json'} names no pack")
-    pack = get_pack(pack_name)
+    pack = pack_for_manifest(run.manifest)   # a file pack from the spec its manifest kept
     items = load_items(pack, run.manifest, data_dir)
     changed: list[ChangedVerdict] = []
     for record in run.records:

@@ -127,7 +127,27 @@ def build_report(runs: Sequence[Run], *, diff: Path | None = None, samples: int 
         reasoning=table(*reasoning_rows(cmp)), reasoning_notes=reasoning_notes(cmp), plots=plot_images(cmp),
         divergences=divergences(diff) if diff is not None else None, n_items=len(cmp.alignment.ids),
         transcripts=[transcript(i, runs, names) for i in sample_ids(runs, cmp.alignment.ids, samples)],
+        judged=judged_section(runs, names),
     )
+
+
+def judged_section(runs: Sequence[Run], names: Sequence[str]) -> dict[str, Any] | None:
+    """The items a judge decided, apart from the rule figures above (evalsuite/judge.py)."""
+    from .judged import judge_summary
+
+    rows, counts = [], []
+    for run, name in zip(runs, names):
+        js = judge_summary(run.records)
+        if not js:
+            continue
+        counts.append(f"{name}: {js['n_judged']} judged ({js['n_correct']} correct, {js['n_incorrect']} incorrect, "
+                      f"{js['n_undecided']} undecided)")
+        rows += [[name, i["id"], i["outcome"], i["judge"], i["reason"]] for i in js["items"]]
+    if not rows:
+        return None
+    return {"note": "; ".join(counts) + ". Not in the figures above: they are the rule verdicts "
+                    "(compare / gate --use-judge count the judge).",
+            "table": table(["run", "item", "rules", "judge", "reason"], rows, text_columns=5)}
 
 
 def report_main(

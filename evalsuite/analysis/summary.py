@@ -91,6 +91,11 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
             summary["looped"].append({"id": r["id"], "period": lp.period, "repeats": round(lp.repeats, 1),
                                       "span": lp.span, "unit": lp.unit[:200],
                                       "completion_tokens": (r.get("usage") or {}).get("completion_tokens")})
+    from .judged import judge_summary   # the judge's verdicts, counted apart (evalsuite/judge.py)
+
+    judged = judge_summary(records)
+    if judged:
+        summary["judge"] = judged
     return summary
 
 
@@ -164,4 +169,8 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
         lines.append(f"rescued by a non-exact grader rule: {len(rescued)} (all in summary.json, for audit)")
         for r in rescued[:5]:
             lines.append(f"  {r['id']}: {r['extracted']!r} vs gold {r['gold']!r} — {r['method']}: {r['reason']}")
+    if summary.get("judge"):
+        from .judged import format_judge_summary
+
+        lines.append(format_judge_summary(summary["judge"]))
     return "\n".join(lines)
