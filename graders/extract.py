@@ -3,10 +3,18 @@
 Order (the first rule that finds something wins, and says so in `how`):
   boxed        the last \\boxed{...} or \\fbox{...} (nested braces; the final one, not a merge)
   answer-is    "The (final) answer is ...", "Final answer: ...", "Answer: ..." (the last one)
+  answer-is    also in French, German, Spanish, Russian, Arabic, Japanese ("La réponse est",
+               "Die Antwort lautet", "La respuesta es", "Ответ:", "الجواب هو", "答えは")
   zh-answer    "答案是…", "答案为…", "答：…", "故…为…" / "所以…为…"
-  gsm8k        "#### 42"
+  gsm8k        "A: 21" (a line holding only a number) and "#### 42"
+  last-equation  the final sentence ends an equation chain of numbers: its value after the
+               last '=' ("所以一共有4 + 7 = 11只猫和狗。" -> 11)
   whole        a short one-line response is the answer itself
   last-number  the last number in the text, a last resort (a grader may treat it with care)
+
+Before any rule: GSM8K calculator annotations (`<<24-3=21>>`) are dropped (working, never the
+answer), Arabic-Indic digits read as ASCII, and a few-shot continuation after the answer
+("A: 21\n\nQ: Tom has 5 apples…") is cut.
 
 Only the last MAX_SCAN characters are scanned, so a 1 MB response costs one slice; all
 regexes are linear (no nested quantifiers).
@@ -24,6 +32,25 @@ BOX_COMMANDS = ("\\boxed", "\\fbox")
 ANSWER_IS_RE = re.compile(
     r"(?:the\s+)?(?:final\s+)?answer[\"']?\s*(?:is|:|=)\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
 FINAL_ANSWER_RE = re.compile(r"final\s+answer\s*(?:is)?\s*[:：]?\s*(?:\*\*)?\s*(.+)", re.I)
+# "the answer is" in other languages (French, German, Spanish, Russian, Arabic, Japanese); a
+# negated cue ("La réponse n'est pas 12", "Ответ не 25") does not match
+INTL_ANSWER_RE = re.compile(
+    r"(?:(?<![^\W\d_])(?:(?:la\s+)?(?:bonne\s+)?réponse(?:\s+finale|\s+correcte)?\s+(?:est|sera)|réponse(?:\s+finale)?\s*:"
+    r"|(?:die\s+)?(?:richtige\s+|endgültige\s+|korrekte\s+)?antwort\s+(?:ist|lautet)|antwort\s*:"
+    r"|(?:la\s+)?respuesta(?:\s+final|\s+correcta)?\s+es|respuesta(?:\s+final)?\s*:"
+    r"|(?:правильный\s+|окончательный\s+)?ответ\s*(?::|—|–|равен|это))"
+    r"|الجواب\s*(?:هو|هي|:)|الإجابة(?:\s+النهائية|\s+الصحيحة)?\s*(?:هي|هو|:)|答えは|答え\s*[:：]|正解は)"
+    r"\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
+# GSM8K's own answer line: "A: 21", "A: $21", "**A: 21**", "A: 21 dollars" (a number only; an
+# "A:" that opens the reasoning is not one)
+A_LINE_RE = re.compile(r"^[ \t>*]*A\s*[:：]\s*(?:\*\*)?\s*((?:[$＄]\s*)?-?\d[\d,]*(?:\.\d+)?)\s*(?:\*\*)?\s*"
+                       r"(?:[a-zA-Z]{2,12}\.?)?\s*(?:\*\*)?\s*[.!]?\s*$", re.M)
+# GSM8K calculator annotations: working, never the answer
+ANNOTATION_RE = re.compile(r"<<[^<>\n]{0,200}=[^<>\n]{0,100}>>")
+# a few-shot continuation: the next question after the answer line
+NEXT_QUESTION_RE = re.compile(r"\n[ \t]*(?:Q|Question|Problem|问题|题目)\s*[:：]")
+ANSWER_MARK_RE = re.compile(r"^[ \t*]*A\s*[:：]\s*\S|####|answer is|答案", re.I | re.M)
+ARABIC_INDIC_DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹٫", "01234567890123456789.")
 ZH_ANSWER_RES = (
     re.compile(r"答案\s*(?:是|为|應為|应为|:|：)\s*[:：]?\s*(.+)"),
     re.compile(r"答\s*[:：]\s*(.+)"),
@@ -108,6 +135,9 @@ def clean_tail(answer: str) -> str:
         return joined or math.group(1).strip()
     first_sentence = re.split(r"(?<!\d)\.(?:\s|$)|\n", answer)[0]
     spans = list(MATH_SPAN_RE.finditer(first_sentence))
+    labelled = label_value(first_sentence) if spans else None
+    if labelled is not None:  # "The area of $PQRS$ is 56": the span is a label
+        return labelled
     if spans:  # "the roots are $2$ and $3$"
         return math_run(first_sentence, spans[0].start()) or span_text(spans[0])
     answer = answer.split("\n")[0]
@@ -223,7 +253,8 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
     if response is None:
         return None, "none"
     # an escaped dollar (\\$36) is money, not a maths delimiter: full-width here, '$' again after NFKC
-    text = mark_currency(vulgar_fractions(response[-MAX_SCAN:].replace("\\$", "\uff04")))
+    text = prepare_response(response[-MAX_SCAN:])
+    text = mark_currency(vulgar_fractions(text.replace("\\$", "\uff04")))
     tagged = _last_match_obj(ANSWER_TAG_RE, text)
     if tagged is not None and tagged.group(1).strip():  # <answer>351/2</answer>
         inner = tagged.group(1).strip()
@@ -247,18 +278,35 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
         after = text[boxes[-1][1]: boxes[-1][1] + 16]
         percent = "%" if re.match(r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b)", after) else ""
         return boxes[-1][2] + percent, "boxed"
+    intl = _last_match_obj(INTL_ANSWER_RE, text)
+    if intl is not None and not boxes and (final is None or intl.start() > final.start()) and clean_tail(intl.group(1)):
+        answer = clean_tail(intl.group(1))
+        return value_before_words(answer) or answer, "answer-is"
     if final is not None and final.group(1).strip():
         tail = final.group(1).strip()
         if re.fullmatch(r"\$\$?|\\\[|\\\(|\*+", tail):  # "**Final answer**\n\\[\n x = 5 \n\\]"
             tail = text[final.start(1): final.start(1) + 2000].strip().lstrip("*").strip()
         return clean_tail(tail), "answer-is"
+    a_line = _last_match_obj(A_LINE_RE, text)
+    if a_line is not None:  # GSM8K's "A: 21"
+        return a_line.group(1).replace(" ", ""), "gsm8k"
     for pattern in ZH_ANSWER_RES:
         found = _last_match(pattern, text)
         if found:
-            return clean_tail(found), "zh-answer"
+            answer = clean_tail(found)
+            return chain_value(answer) or answer, "zh-answer"
     found = _last_match(GSM8K_RE, text)
     if found:
         return clean_tail(found), "gsm8k"
+    chain = final_equation_value(text)
+    if chain is not None:
+        return chain, "last-equation"
+    concluded = therefore_value(text)
+    if concluded is not None:
+        return concluded, "last-sentence"
+    labelled = label_value(final_sentence(text))
+    if labelled is not None:
+        return labelled, "last-sentence"
     stripped = text.strip()
     if stripped and "\n" not in stripped and not MATH_SPAN_RE.search(stripped) and (
             len(stripped) <= MAX_WHOLE or (len(stripped) <= 2000 and not _has_words(stripped))):
@@ -277,6 +325,161 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
     if stripped and len(response) <= MAX_SCAN:
         return stripped, "whole"
     return None, "none"
+
+
+def prepare_response(text: str) -> str:
+    """GSM8K calculator annotations dropped ('$<<24-3=21.00>>21.00' -> '$21.00'), Arabic-Indic
+    digits as ASCII, and a few-shot continuation after the answer ('A: 21\n\nQ: …') cut."""
+    if "<<" in text:
+        text = ANNOTATION_RE.sub("", text)
+    text = text.translate(ARABIC_INDIC_DIGITS)
+    for m in NEXT_QUESTION_RE.finditer(text):
+        if ANSWER_MARK_RE.search(text, 0, m.start()):
+            return text[: m.start()]
+    return text
+
+
+# a value followed only by words, a measure word or a unit ('40千克', '24 كم', '18 $', '9375 км')
+VALUE_WORDS_RE = re.compile(r"^\s*\(?\s*(?:\*\*)?\s*([-−]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*%)?)\s*(?:\*\*)?\s*(.*?)\s*$", re.S)
+# what may follow the value: no digit, no operator, no multiplier word, no percent word
+MULTIPLIER_RE = re.compile(r"\b(?:thousand|million|billion|trillion|hundred|dozen|percent|pct|percentage|pi|sqrt|i)\b|"
+                           r"万|亿|千(?!克|米|瓦)|百(?!分)|%|％|‰", re.I)
+GLUED_UNITS = {"km", "kg", "g", "m", "cm", "mm", "ml", "l", "mi", "lb", "lbs", "ft", "h", "min", "s", "kmh"}
+
+
+def value_before_words(text: str) -> str | None:
+    """'40千克' -> '40', '**47**' -> '47', '24 كم' -> '24', '18 $.' -> '18', '(64)' -> '64': a value
+    followed only by words, a unit or a measure word; None when anything else follows (an
+    operator, another number, a variable glued to it as in '2x', a multiplier as in '2 million')."""
+    m = VALUE_WORDS_RE.match(text[:300])
+    if not m:
+        return None
+    value, rest = m.group(1).replace(" ", ""), m.group(2)
+    rest = re.sub(r"^[)）\]]+|[\s.。!！,，;；:：)）\]*]+$", "", rest)
+    if not rest:
+        return value
+    if re.search(r"[\d+\-−*/^=×÷<>|\\{}_]", rest) or MULTIPLIER_RE.search(rest):
+        return None
+    glued = re.match(r"[A-Za-z]+", rest)
+    if glued and not text[m.end(1):].startswith((" ", "**")) and glued.group().lower() not in GLUED_UNITS:
+        return None  # '2x', '3n'
+    if re.match(r"[A-Za-z](?:\s|$)", rest):
+        return None  # '5 x', '3 n': a variable, not a word
+    return value
+
+
+def final_sentence(text: str) -> str:
+    """The last sentence of the last non-empty line."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    parts = [p for p in re.split(r"(?:(?<=[.?])|(?<=\D!))\s+(?=\S)|(?<=[。！？])", lines[-1].strip()) if p.strip()]
+    # a closing sentence without a number ("I hope it is correct.") does not hide the answer
+    while len(parts) > 1 and not re.search(r"\d", parts[-1]):
+        parts.pop()
+    return parts[-1] if parts else ""
+
+
+ARITHMETIC_RE = re.compile(r"[\d\s.,+\-−*/×÷·()（）\[\]%$€£¥＄^]*")
+CHECK_SENTENCE_RE = re.compile(r"^\W*(?:check|verify|verification|检验|验证|检查|vérification|probe|проверка)", re.I)
+
+
+def chain_value(text: str) -> str | None:
+    """The value an equation chain of numbers ends with: '4 + 7 = 11只猫和狗' -> '11',
+    '每箱重量 = 960 / 24 = 40千克' -> '40', 'le total est (48 + 16 = 64)' -> '64'.
+
+    Every side but the first and the last is arithmetic on numbers; the first is arithmetic
+    (after any words before it) or a label (words, CJK, a lone letter); the last is a value
+    followed only by words or a unit. An equation with unknowns ('2x = 10', 'x + y = 7',
+    'f(x) = 2x + 9') is no chain: its right side is not its value."""
+    text = text.replace("＝", "=")
+    if "=" not in text or len(text) > 600 or re.search(r"==|<=|>=|!=|≠|\\[a-zA-Z]", text):
+        return None
+    sides = text.split("=")
+    if len(sides) > 20:
+        return None
+    for middle in sides[1:-1]:
+        if not re.search(r"\d", middle) or ARITHMETIC_RE.fullmatch(middle.replace("**", "")) is None:
+            return None
+    first = sides[0].replace("**", "").rstrip()
+    arithmetic = re.search(r"[\d.,+\-−*/×÷·()（）\[\]%$€£¥＄^! \t]*$", first).group()
+    before = first[: len(first) - len(arithmetic)].rstrip()
+    word = re.search(r"(\S+)$", before)
+    token = word.group(1).strip("(（:：,，、;；") if word else ""
+    # the last word before the arithmetic: a word of the sentence or a CJK label, never a
+    # maths name ('x', '2x', 'f(x)', 'x_1', 'AB'), whose right side is not its value
+    wordlike = bool(re.fullmatch(r"[^\W\d_]{2,}", token) and not re.fullmatch(r"[A-Z]{2,}", token)
+                    or re.search(r"[\u3040-\u9fff]$", token))
+    if token and not wordlike:
+        return None
+    if not re.search(r"\d", arithmetic) and not token:
+        return None
+    if not re.search(r"\d", arithmetic) and re.search(r"[+\-−*/×÷^]\s*\S+$", before):
+        return None  # 'x + total'
+    return value_before_words(sides[-1])
+
+
+def final_equation_value(text: str) -> str | None:
+    """The value of the last equation chain of the final sentence, when that sentence holds no
+    LaTeX maths and is not a check ('Check: 40 + 12 = 52')."""
+    sentence = final_sentence(text)
+    if not sentence or "=" not in sentence and "＝" not in sentence or MATH_SPAN_RE.search(sentence) \
+            or CHECK_SENTENCE_RE.search(sentence):
+        return None
+    return chain_value(sentence)
+
+
+# "therefore" opening the concluding sentence, in the languages the suite's users run
+THEREFORE_RE = re.compile(
+    r"^[\s*#>-]*(?:所以|因此|因而|故|综上所述|综上|于是|したがって|よって|つまり|ゆえに|以上より|"
+    r"(?:donc|ainsi|par\s+conséquent|au\s+total|finalement|also|daher|somit|folglich|insgesamt|"
+    r"por\s+lo\s+tanto|entonces|así\s+que|en\s+total|итак|следовательно|таким\s+образом|значит|всего)\b|"
+    r"إذن|لذلك|وبالتالي|إذًا)", re.I)
+NUMBER_IN_PROSE_RE = re.compile(r"(?<![\d.,])-?\d[\d,]*(?:\.\d+)?(?![\d])")
+
+
+def therefore_value(text: str) -> str | None:
+    """The one value of a concluding sentence opened by 'therefore' ('Daher sind es 12 Äpfel.',
+    'Таким образом, получаем **9375** км.', 'لذلك، لديها 402 كيلومترًا.'), one of the last two
+    sentences of the last line: its equation chain's value, else its only number when nothing
+    but words follows it. A sentence with two numbers or no number says nothing here."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    sentences = [p for p in re.split(r"(?:(?<=[.?])|(?<=\D!))\s+(?=\S)|(?<=[。！？])", lines[-1].strip()) if p.strip()]
+    for sentence in reversed(sentences[-2:]):
+        if not THEREFORE_RE.search(sentence) or MATH_SPAN_RE.search(sentence):
+            continue
+        if "=" in sentence:
+            return chain_value(sentence)
+        numbers = list(NUMBER_IN_PROSE_RE.finditer(sentence.replace("**", "")))
+        if len(numbers) != 1:
+            return None
+        bare = sentence.replace("**", "")
+        return value_before_words(bare[numbers[0].start():])
+    return None
+
+
+# "The area of $PQRS$ is 56.": the maths before the verb is a label, the value follows it
+COPULA_RE = re.compile(r"\s+(?:is|are|equals|was|will\s+be|est|ist|es|equal\s+to|равно|равен|равна)\s+(?!not\b)", re.I)
+
+
+def label_value(sentence: str) -> str | None:
+    """'The value of $g(t)$ is 7.' -> '7', 'The perimeter of $ABCD$ is 4√2.' -> '4√2': every maths
+    span of the sentence stands before its last 'is'/'equals', and a plain value follows."""
+    spans = list(MATH_SPAN_RE.finditer(sentence))
+    if not spans:
+        return None
+    verbs = list(COPULA_RE.finditer(sentence, spans[-1].end()))
+    if not verbs:
+        return None
+    tail = sentence[verbs[-1].end():].strip()
+    if not tail or MATH_SPAN_RE.search(tail) or "$" in tail or not re.search(r"\d|√|π", tail):
+        return None
+    tail = re.sub(r"\*\*", "", tail)
+    tail = re.split(r",?\s+(?:because|since|as|which|where|when|so)\b", tail, maxsplit=1)[0]
+    tail = re.sub(r"[.。!;；,，]+$", "", tail.strip()).strip()
+    return value_before_words(tail) or last_sentence_math(tail) or None
 
 
 def mark_currency(text: str) -> str:
