@@ -67,6 +67,9 @@ _CLAUSE_VERB = re.compile(r"\s*(?:\s(?:is|are|was|were|seems?|fails?|looks?|can(
                          r"est|ist|es|не)\b|(?:项|选项)?(?:的说法)?(?:错误|不对|不正确|是错|也|则|是))", re.IGNORECASE)
 
 
+_CALLED_CORRECT = re.compile(r"\s*(?:all|both|also|each|都|均|也)?\s*(?:the\s+)?(?:correct|right|true|正确|对|符合)", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class _Read:
     letters: str          # sorted, unique
@@ -146,8 +149,11 @@ def _read_group(text: str, pos: int, valid: str) -> _Read | None:
     letters = "".join(sorted(set("".join(groups))))
     # the letters were cut from a longer list ("C, D <eoa>"), unless the letters dropped open
     # a clause of their own ("A, B is a distractor", "E; A and B are both too small")
-    cut = len(ends) < len(all_ends) and not (_CLAUSE_VERB.match(text, all_ends[len(ends)])
-                                             or _CLAUSE_VERB.match(text, all_ends[-1]))
+    cut = False
+    if len(ends) < len(all_ends):
+        clause = _CLAUSE_VERB.match(text, all_ends[len(ends)]) or _CLAUSE_VERB.match(text, all_ends[-1])
+        # ... but "A, B and C are all correct" names them all as the answer
+        cut = clause is None or _CALLED_CORRECT.match(text, clause.end()) is not None
     return _Read(letters, end, alternatives="alt" in kinds, cut=cut)
 
 

@@ -40,7 +40,7 @@ INTL_ANSWER_RE = re.compile(
     r"|(?:la\s+)?respuesta(?:\s+final|\s+correcta)?\s+es|respuesta(?:\s+final)?\s*:"
     r"|(?:правильный\s+|окончательный\s+)?ответ\s*(?::|—|–|равен|это))"
     r"|الجواب\s*(?:هو|هي|:)|الإجابة(?:\s+النهائية|\s+الصحيحة)?\s*(?:هي|هو|:)|答えは|答え\s*[:：]|正解は)"
-    r"\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
+    r"\s*:?\s*(?:\*\*)?\s*(?:(?:donc|alors|also|damit|entonces|pues|итак|тогда)\s*,?\s*)?(.+)", re.I)
 # GSM8K's own answer line: "A: 21", "A: $21", "**A: 21**", "A: 21 dollars" (a number only; an
 # "A:" that opens the reasoning is not one)
 A_LINE_RE = re.compile(r"^[ \t>*]*A\s*[:：]\s*(?:\*\*)?\s*((?:[$＄]\s*)?-?\d[\d,]*(?:\.\d+)?)\s*(?:\*\*)?\s*"
@@ -358,6 +358,7 @@ def value_before_words(text: str) -> str | None:
     rest = re.sub(r"^[)）\]]+|[\s.。!！,，;；:：)）\]*]+$", "", rest)
     if not rest:
         return value
+    rest = re.sub(r"(?<![^\W\d_])[^\W\d_]{1,5}/[^\W\d_]{1,5}(?![^\W\d_])", " ", rest)  # a rate: km/h, км/ч, m/s
     if re.search(r"[\d+\-−*/^=×÷<>|\\{}_]", rest) or MULTIPLIER_RE.search(rest):
         return None
     glued = re.match(r"[A-Za-z]+", rest)
@@ -380,6 +381,8 @@ def final_sentence(text: str) -> str:
     return parts[-1] if parts else ""
 
 
+# a formula in words between two sides: '总价 = 单价 × 数量 = 12 × 8 = 96'
+WORD_FORMULA_RE = re.compile(r"\s*(?:[^\W\d_]{2,}|[\u3040-\u9fff]+)(?:\s*[×÷*/+\-−·]\s*(?:[^\W\d_]{2,}|[\u3040-\u9fff]+))+\s*")
 ARITHMETIC_RE = re.compile(r"[\d\s.,+\-−*/×÷·()（）\[\]%$€£¥＄^]*")
 CHECK_SENTENCE_RE = re.compile(r"^\W*(?:check|verify|verification|检验|验证|检查|vérification|probe|проверка)", re.I)
 
@@ -399,7 +402,9 @@ def chain_value(text: str) -> str | None:
     if len(sides) > 20:
         return None
     for middle in sides[1:-1]:
-        if not re.search(r"\d", middle) or ARITHMETIC_RE.fullmatch(middle.replace("**", "")) is None:
+        middle = middle.replace("**", "")
+        arithmetic = re.search(r"\d", middle) and ARITHMETIC_RE.fullmatch(middle) is not None
+        if not arithmetic and WORD_FORMULA_RE.fullmatch(middle) is None:
             return None
     first = sides[0].replace("**", "").rstrip()
     arithmetic = re.search(r"[\d.,+\-−*/×÷·()（）\[\]%$€£¥＄^! \t]*$", first).group()
@@ -432,7 +437,7 @@ def final_equation_value(text: str) -> str | None:
 # "therefore" opening the concluding sentence, in the languages the suite's users run
 THEREFORE_RE = re.compile(
     r"^[\s*#>-]*(?:所以|因此|因而|故|综上所述|综上|于是|したがって|よって|つまり|ゆえに|以上より|"
-    r"(?:donc|ainsi|par\s+conséquent|au\s+total|finalement|also|daher|somit|folglich|insgesamt|"
+    r"(?:donc|ainsi|par\s+conséquent|au\s+total|finalement|daher|somit|folglich|insgesamt|"
     r"por\s+lo\s+tanto|entonces|así\s+que|en\s+total|итак|следовательно|таким\s+образом|значит|всего)\b|"
     r"إذن|لذلك|وبالتالي|إذًا)", re.I)
 NUMBER_IN_PROSE_RE = re.compile(r"(?<![\d.,])-?\d[\d,]*(?:\.\d+)?(?![\d])")
@@ -440,13 +445,16 @@ NUMBER_IN_PROSE_RE = re.compile(r"(?<![\d.,])-?\d[\d,]*(?:\.\d+)?(?![\d])")
 
 def therefore_value(text: str) -> str | None:
     """The one value of a concluding sentence opened by 'therefore' ('Daher sind es 12 Äpfel.',
-    'Таким образом, получаем **9375** км.', 'لذلك، لديها 402 كيلومترًا.'), one of the last two
-    sentences of the last line: its equation chain's value, else its only number when nothing
-    but words follows it. A sentence with two numbers or no number says nothing here."""
+    'Таким образом, получаем **9375** км.', 'لذلك، لديها 402 كيلومترًا.'): the last sentence of
+    the last line, or the one before it when the last has no number: its equation chain's
+    value, else its only number when nothing but words follows it. A sentence with two numbers
+    or no number says nothing here."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None
     sentences = [p for p in re.split(r"(?:(?<=[.?])|(?<=\D!))\s+(?=\S)|(?<=[。！？])", lines[-1].strip()) if p.strip()]
+    if len(sentences) > 1 and re.search(r"\d", sentences[-1]):
+        sentences = sentences[-1:]  # a later sentence with a number of its own: only it counts
     for sentence in reversed(sentences[-2:]):
         if not THEREFORE_RE.search(sentence) or MATH_SPAN_RE.search(sentence):
             continue
@@ -470,16 +478,19 @@ def label_value(sentence: str) -> str | None:
     spans = list(MATH_SPAN_RE.finditer(sentence))
     if not spans:
         return None
-    verbs = list(COPULA_RE.finditer(sentence, spans[-1].end()))
-    if not verbs:
+    verb = COPULA_RE.search(sentence, spans[-1].end())
+    if verb is None:
         return None
-    tail = sentence[verbs[-1].end():].strip()
+    tail = re.split(r"\.\s+(?=[A-Z])|[。!?！？]", sentence[verb.end():])[0].strip()
     if not tail or MATH_SPAN_RE.search(tail) or "$" in tail or not re.search(r"\d|√|π", tail):
         return None
     tail = re.sub(r"\*\*", "", tail)
     tail = re.split(r",?\s+(?:because|since|as|which|where|when|so)\b", tail, maxsplit=1)[0]
     tail = re.sub(r"[.。!;；,，]+$", "", tail.strip()).strip()
-    return value_before_words(tail) or last_sentence_math(tail) or None
+    value = value_before_words(tail)
+    if value is None and last_sentence_math(tail) == tail:  # 'is 4√2', 'is 3/4': the whole tail is maths
+        value = tail
+    return value
 
 
 def mark_currency(text: str) -> str:
