@@ -333,14 +333,16 @@ def prepare_response(text: str) -> str:
     if "<<" in text:
         text = ANNOTATION_RE.sub("", text)
     text = text.translate(ARABIC_INDIC_DIGITS)
-    for m in NEXT_QUESTION_RE.finditer(text):
-        if ANSWER_MARK_RE.search(text, 0, m.start()):
-            return text[: m.start()]
+    mark = ANSWER_MARK_RE.search(text)  # one pass each: linear on hostile text
+    if mark is not None:
+        after = NEXT_QUESTION_RE.search(text, mark.end())
+        if after is not None:
+            return text[: after.start()]
     return text
 
 
 # a value followed only by words, a measure word or a unit ('40千克', '24 كم', '18 $', '9375 км')
-VALUE_WORDS_RE = re.compile(r"^\s*\(?\s*(?:\*\*)?\s*([-−]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*%)?)\s*(?:\*\*)?\s*(.*?)\s*$", re.S)
+VALUE_WORDS_RE = re.compile(r"^\s*\(?\s*(?:\*\*)?\s*(?:[$＄€£¥]\s*)?([-−]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*%)?)\s*(?:\*\*)?\s*(.*?)\s*$", re.S)
 # what may follow the value: no digit, no operator, no multiplier word, no percent word
 MULTIPLIER_RE = re.compile(r"\b(?:thousand|million|billion|trillion|hundred|dozen|percent|pct|percentage|pi|sqrt|i)\b|"
                            r"万|亿|千(?!克|米|瓦)|百(?!分)|%|％|‰", re.I)

@@ -86,6 +86,8 @@ def test_a_letter_followed_by_words_is_not_a_choice_gold_when_the_kind_is_inferr
     ("B", "La respuesta correcta es B."),
     ("D", "Правильный ответ: D."),
     ("A", "正解は A です。"),
+    ("B", "Réponse : B"),   # a one-letter list read whole once crashed the reader
+    ("E", "The correct option is E; A and B are both too small."),
 ])
 def test_one_letter_chosen_while_others_are_rejected(gold, response):
     v = grade(gold, response, kind="choice")
@@ -171,6 +173,9 @@ def test_dollar_before_a_digit_is_money_in_plain_text():
     text = "He pays $5 per hour for 8 hours, so $5 * 8 = $40.\nThe tip is $10, so $40 + $10 = $50\nA: 50"
     assert equal("50", text, "numeric")
     assert not equal("40", text, "numeric")
+    assert equal("21", "So she pays $24.00-$3.00=$21.00", "numeric")
+    assert not equal("24", "So she pays $24.00-$3.00=$21.00", "numeric")
+    assert not equal("4.5", "It costs $4.50 and $2.25, a total of $6.75.", "numeric")
     latex = "We have $5x = 40$, so $x = 8$."
     assert equal("8", latex)
     assert not equal("40", latex)
