@@ -45,6 +45,7 @@ INTL_ANSWER_RE = re.compile(
 # "A:" that opens the reasoning is not one)
 A_LINE_RE = re.compile(r"^[ \t>*]*A\s*[:：]\s*(?:\*\*)?\s*((?:[$＄]\s*)?-?\d[\d,]*(?:\.\d+)?)\s*(?:\*\*)?\s*"
                        r"(?:[a-zA-Z]{2,12}\.?)?\s*(?:\*\*)?\s*[.!]?\s*$", re.M)
+OPTION_LINES_RE = re.compile(r"^[ \t>*]*[B-E]\s*[:：]", re.M)  # options listed as lines, not an answer line
 # GSM8K calculator annotations: working, never the answer
 ANNOTATION_RE = re.compile(r"<<[^<>\n]{0,200}=[^<>\n]{0,100}>>")
 # a few-shot continuation: the next question after the answer line
@@ -288,7 +289,7 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
             tail = text[final.start(1): final.start(1) + 2000].strip().lstrip("*").strip()
         return clean_tail(tail), "answer-is"
     a_line = _last_match_obj(A_LINE_RE, text)
-    if a_line is not None:  # GSM8K's "A: 21"
+    if a_line is not None and not OPTION_LINES_RE.search(text):  # GSM8K's "A: 21", not "A: 12\nB: 15"
         return a_line.group(1).replace(" ", ""), "gsm8k"
     for pattern in ZH_ANSWER_RES:
         found = _last_match(pattern, text)
@@ -481,7 +482,10 @@ def label_value(sentence: str) -> str | None:
     if not spans:
         return None
     verb = COPULA_RE.search(sentence, spans[-1].end())
-    if verb is None:
+    # only the label's own words between it and the verb ('$5$-digit integers is'), not a
+    # clause about a value already given ('$12$, which is 3')
+    if verb is None or not re.fullmatch(r"[\w\s'-]{0,40}", sentence[spans[-1].end(): verb.start()]) \
+            or re.search(r"\b(?:which|that|and|or|so|then)\b", sentence[spans[-1].end(): verb.start()], re.I):
         return None
     tail = re.split(r"\.\s+(?=[A-Z])|[。!?！？]", sentence[verb.end():])[0].strip()
     if not tail or MATH_SPAN_RE.search(tail) or "$" in tail or not re.search(r"\d|√|π", tail):

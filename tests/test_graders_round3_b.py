@@ -236,6 +236,18 @@ def test_a_label_before_the_value_is_not_the_answer(gold, response, near):
         assert grade(wrong, response).equal is not True, wrong
 
 
+def test_a_clause_after_the_value_is_no_label():
+    assert not equal("3", "The answer is $12$, which is 3 more than 9.")
+    assert not equal("3", "The answer is $12$, which is 3.")
+    assert equal("12", "The answer is $12$, which is 3 more than 9.")
+
+
+def test_options_listed_as_lines_are_not_an_a_line():
+    listed = "A: 12\nB: 15\nC: 18\nD: 21"
+    for gold in ("12", "15", "21"):
+        assert grade(gold, listed, kind="numeric").equal is not True
+
+
 def test_a_value_in_maths_after_the_label_is_still_read():
     assert equal("12", "The length of $AB$ is $12$.")
     assert not equal("1", "The length of $AB$ is $12$.")
