@@ -40,6 +40,7 @@ INTL_ANSWER_RE = re.compile(
     r"|(?:la\s+)?respuesta(?:\s+final|\s+correcta)?\s+es|respuesta(?:\s+final)?\s*:"
     r"|(?:правильный\s+|окончательный\s+)?ответ\s*(?::|—|–|равен|это))"
     r"|الجواب\s*(?:هو|هي|:)|الإجابة(?:\s+النهائية|\s+الصحيحة)?\s*(?:هي|هو|:)|答えは|答え\s*[:：]|正解は)"
+    r"(?!\s*(?:nicht|pas|no|не)\b)"  # "Die Antwort ist nicht 12" names a wrong value, not the answer
     r"\s*:?\s*(?:\*\*)?\s*(?:(?:donc|alors|also|damit|entonces|pues|итак|тогда)\s*,?\s*)?(.+)", re.I)
 # GSM8K's own answer line: "A: 21", "A: $21", "**A: 21**", "A: 21 dollars" (a number only; an
 # "A:" that opens the reasoning is not one)
@@ -295,7 +296,7 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
         found = _last_match(pattern, text)
         if found:
             answer = clean_tail(found)
-            return chain_value(answer) or answer, "zh-answer"
+            return chain_value(answer) or value_before_words(answer) or answer, "zh-answer"
     found = _last_match(GSM8K_RE, text)
     if found:
         return clean_tail(found), "gsm8k"
@@ -347,6 +348,34 @@ VALUE_WORDS_RE = re.compile(r"^\s*\(?\s*(?:\*\*)?\s*(?:[$＄€£¥]\s*)?([-−]
 # what may follow the value: no digit, no operator, no multiplier word, no percent word
 MULTIPLIER_RE = re.compile(r"\b(?:thousand|million|billion|trillion|hundred|dozen|percent|pct|percentage|pi|sqrt|i)\b|"
                            r"万|亿|千(?!克|米|瓦)|百(?!分)|%|％|‰", re.I)
+# a multiplier word right after a number: '3万' is 30000, '2 millions' 2000000 (never just 3 or 2)
+SCALE_WORDS = {
+    "万": 10**4, "亿": 10**8, "千": 10**3, "百": 100,
+    "hundred": 100, "thousand": 10**3, "mille": 10**3, "milliers": 10**3, "tausend": 10**3, "mil": 10**3,
+    "тыс": 10**3, "тысяч": 10**3, "тысячи": 10**3, "тысяча": 10**3,
+    "million": 10**6, "millions": 10**6, "millionen": 10**6, "millones": 10**6, "millón": 10**6,
+    "миллион": 10**6, "миллиона": 10**6, "миллионов": 10**6, "млн": 10**6,
+    "billion": 10**9, "billions": 10**9, "milliard": 10**9, "milliards": 10**9, "milliarde": 10**9,
+    "milliarden": 10**9, "миллиард": 10**9, "миллиарда": 10**9, "миллиардов": 10**9, "млрд": 10**9,
+}
+SCALE_WORD_RE = re.compile(r"\s*(万|亿|千(?![克米瓦帕卡])|百(?!分)|[^\W\d_]+)\.?")
+
+
+def scaled_number(number: str, after: str) -> tuple[str, int] | None:
+    """('30000', length of '万') when `after` opens with a multiplier word ('3' + '万人'); else None."""
+    from fractions import Fraction
+
+    m = SCALE_WORD_RE.match(after)
+    if not m or m.group(1).lower() not in SCALE_WORDS:
+        return None
+    try:
+        value = Fraction(number.replace(",", "").replace("−", "-")) * SCALE_WORDS[m.group(1).lower()]
+    except (ValueError, ZeroDivisionError):
+        return None
+    text = str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    return text, m.end()
+
+
 GLUED_UNITS = {"km", "kg", "g", "m", "cm", "mm", "ml", "l", "mi", "lb", "lbs", "ft", "h", "min", "s", "kmh"}
 
 
@@ -358,6 +387,11 @@ def value_before_words(text: str) -> str | None:
     if not m:
         return None
     value, rest = m.group(1).replace(" ", ""), m.group(2)
+    if "," in value and re.match(r"\s*[(\[]", text):
+        return None  # '(1,3)': a pair or an interval, not a number
+    scaled = scaled_number(value, text[m.end(1):]) if "%" not in value and "/" not in value else None
+    if scaled is not None:  # '3万人', '2 millions': the value with its multiplier
+        value, rest = scaled[0], text[m.end(1) + scaled[1]:]
     rest = re.sub(r"^[)）\]]+|[\s.。!！,，;；:：)）\]*]+$", "", rest)
     if not rest:
         return value

@@ -12,7 +12,7 @@ import re
 from typing import Sequence
 
 from .extract import (MATH_SPAN_RE, extract_answer, extract_last_number, find_boxed, last_sentence_math,
-                      prepare_numbers, span_text)
+                      prepare_numbers, scaled_number, span_text)
 from .normalise import normalise, plain_key, unicode_to_latex
 from .parse import ParseError, TooBig
 from .verdict import Verdict
@@ -347,12 +347,17 @@ def prose_numbers(answer: str, several: bool) -> str | None:
             return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
     prepared = prepare_numbers(answer)
     # "I get 6 ways, not 5.": a number the sentence rejects is not its answer
-    rejected = re.search(rf"\b(?:not|never|rather than|instead of)\s+({PROSE_NUMBER})\W*$", prepared)
-    if rejected:
+    rejected = re.search(rf"(?:\b(?:not|never|rather than|instead of|pas|nicht|no es|не)\s+|(?:不是|并非|而非|ليس)\s*)"
+                         rf"({PROSE_NUMBER})\W*$", prepared)
+    if rejected:  # ... in other languages too: "La réponse n'est pas 12.", "答案不是12。"
         answer = prepared = prepared[: rejected.start()]
     numbers = list(re.finditer(PROSE_NUMBER, prepared))
     if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
         return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
+    if numbers:
+        scaled = scaled_number(numbers[-1].group(0), prepared[numbers[-1].end():])
+        if scaled is not None:  # '3万人', '2 Millionen': never the bare 3 or 2
+            return scaled[0]
     return extract_last_number(answer)
 
 
