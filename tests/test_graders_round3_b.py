@@ -216,6 +216,26 @@ def test_an_equation_with_unknowns_is_not_read_as_its_right_side():
     assert not equal("52", "So the answer is 12 apples.\nCheck: 40 + 12 = 52")
 
 
+@pytest.mark.parametrize("response, value, wrong", [
+    ("所以共有3万人。", "30000", "3"), ("答案是5千。", "5000", "5"), ("La réponse est 2 millions.", "2000000", "2"),
+    ("Die Antwort lautet 2 Millionen Euro.", "2000000", "2"), ("Ответ: 3 тыс. рублей.", "3000", "3"),
+])
+def test_a_multiplier_after_a_value_is_part_of_it(response, value, wrong):
+    assert equal(value, response)
+    assert not equal(wrong, response)
+
+
+def test_units_that_look_like_multipliers_stay_units():
+    assert equal("5", "答案是5千米。")
+    assert equal("40", "每箱重量 = 960 / 24 = 40千克")
+
+
+@pytest.mark.parametrize("response", ["La réponse n'est pas 12.", "Die Antwort ist nicht 12.", "La respuesta no es 12.",
+                                      "Ответ не 12.", "答案不是12。"])
+def test_a_rejected_value_is_not_the_answer_in_other_languages(response):
+    assert not equal("12", response)
+
+
 # --- a label before the value ---------------------------------------------------------------
 
 @pytest.mark.parametrize("gold, response, near", [
