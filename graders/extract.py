@@ -376,13 +376,24 @@ def scaled_number(number: str, after: str) -> tuple[str, int] | None:
     return text, m.end()
 
 
-GLUED_UNITS = {"km", "kg", "g", "m", "cm", "mm", "ml", "l", "mi", "lb", "lbs", "ft", "h", "min", "s", "kmh"}
+GLUED_UNITS = {"km", "kg", "g", "m", "cm", "mm", "ml", "l", "mi", "lb", "lbs", "ft", "h", "min", "s", "kmh",
+               "mb", "gb", "kb", "tb", "mph", "kph", "oz", "hr", "hrs", "yd", "yds", "sec", "mins"}
 
 
-def value_before_words(text: str) -> str | None:
+# what ends the phrase of a value: a clause boundary, after which another number may be a new result
+CLAUSE_BOUNDARY_RE = re.compile(r"[,，;；:：。]|\b(?:so|then|thus|hence|therefore|which|that\s+is|i\.e|or|soit|donc|puis|also|dann|"
+                                r"entonces|luego|итого|потом|то\s+есть)\b|所以|因此|于是|那么|也就是|或", re.I)
+
+
+def value_before_words(text: str, numbers_in_phrase: bool = False) -> str | None:
     """'40千克' -> '40', '**47**' -> '47', '24 كم' -> '24', '18 $.' -> '18', '(64)' -> '64': a value
     followed only by words, a unit or a measure word; None when anything else follows (an
-    operator, another number, a variable glued to it as in '2x', a multiplier as in '2 million')."""
+    operator, another number, a variable glued to it as in '2x', a multiplier as in '2 million').
+
+    `numbers_in_phrase` (the value of an equation chain): the words after it may hold other
+    numbers of the same phrase ('= 15 liters of water out of the 24 liters', '= 9 points in the
+    40 minutes'), but no operator and no clause boundary before them ('40千克，所以两箱是80千克',
+    '15 pommes, soit 3 de plus')."""
     m = VALUE_WORDS_RE.match(text[:300])
     if not m:
         return None
@@ -396,6 +407,10 @@ def value_before_words(text: str) -> str | None:
     if not rest:
         return value
     rest = re.sub(r"(?<![^\W\d_])[^\W\d_]{1,5}/[^\W\d_]{1,5}(?![^\W\d_])", " ", rest)  # a rate: km/h, км/ч, m/s
+    digit = re.search(r"\d", rest)
+    if numbers_in_phrase and digit and digit.start() > 0 and rest[digit.start() - 1] in " \t" \
+            and not CLAUSE_BOUNDARY_RE.search(rest[: digit.start()]):
+        rest = rest[: digit.start()]  # the value's own words end where the phrase's next number starts
     if re.search(r"[\d+\-−*/^=×÷<>|\\{}_]", rest) or MULTIPLIER_RE.search(rest):
         return None
     glued = re.match(r"[A-Za-z]+", rest)
@@ -432,7 +447,7 @@ def chain_value(text: str) -> str | None:
     (after any words before it) or a label (words, CJK, a lone letter); the last is a value
     followed only by words or a unit. An equation with unknowns ('2x = 10', 'x + y = 7',
     'f(x) = 2x + 9') is no chain: its right side is not its value."""
-    text = text.replace("＝", "=")
+    text = re.sub(r"(?<=\d)\s*[xX]\s*(?=[\d(])", " × ", text.replace("＝", "="))  # '16 x 3': times, not a variable
     if "=" not in text or len(text) > 600 or re.search(r"==|<=|>=|!=|≠|\\[a-zA-Z]", text):
         return None
     sides = text.split("=")
@@ -458,7 +473,7 @@ def chain_value(text: str) -> str | None:
         return None
     if not re.search(r"\d", arithmetic) and re.search(r"[+\-−*/×÷^]\s*\S+$", before):
         return None  # 'x + total'
-    return value_before_words(sides[-1])
+    return value_before_words(sides[-1], numbers_in_phrase=True)
 
 
 def final_equation_value(text: str) -> str | None:
