@@ -299,6 +299,41 @@ def test_gsm8k_strict_stays_lm_evals_and_flexible_is_the_last_number():
     assert extract_last_number("He runs 9*60=<<9*60=540>>540 meters") == "540"
 
 
+def gsm8k_rows():
+    import os
+    base = Path(os.environ["EVALSUITE_DATA_DIR"]) if os.environ.get("EVALSUITE_DATA_DIR") else REPO.parent / "shared" / "data"
+    path = base / "gsm8k" / "test.jsonl"
+    if not path.exists():
+        pytest.skip(f"GSM8K data absent ({path})")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_every_gsm8k_reference_solution_grades_on_its_own_notation():
+    """All 1,319 GSM8K test solutions as responses: ending `A: N` -> equal to N, never to a
+    shuffled gold or to N when the line says N+1; without any final line (only the working with
+    its annotations) the last equation chain is read."""
+    import random
+
+    rows = gsm8k_rows()
+    golds = [r["answer"].rsplit("####", 1)[1].strip().replace(",", "") for r in rows]
+    works = [r["answer"].rsplit("####", 1)[0].strip() for r in rows]
+    shuffled = golds[:]
+    random.Random(0).shuffle(shuffled)
+    accepted_wrong, read_working = [], 0
+    for gold, work, other in zip(golds, works, shuffled):
+        assert equal(gold, work + f"\nA: {gold}", "numeric"), work[-80:]
+        if other != gold:
+            for response in (work + f"\nA: {gold}", work):
+                if equal(other, response, "numeric"):
+                    accepted_wrong.append((other, response[-80:]))
+        off = str(int(float(gold)) + 1) if float(gold).is_integer() else gold + "1"
+        if equal(gold, work + f"\nA: {off}", "numeric"):
+            accepted_wrong.append((gold, f"... A: {off}"))
+        read_working += equal(gold, work, "numeric")
+    assert not accepted_wrong, accepted_wrong[:5]
+    assert read_working / len(rows) >= 0.97, read_working
+
+
 # --- the corpus batches ----------------------------------------------------------------------
 
 def load_module(name: str, path: Path):
