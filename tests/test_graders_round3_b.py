@@ -176,6 +176,9 @@ def test_dollar_before_a_digit_is_money_in_plain_text():
     assert equal("21", "So she pays $24.00-$3.00=$21.00", "numeric")
     assert not equal("24", "So she pays $24.00-$3.00=$21.00", "numeric")
     assert not equal("4.5", "It costs $4.50 and $2.25, a total of $6.75.", "numeric")
+    doubled = "Her new purchases total 16+27 = $$43.00\nso her new balance is 70+43 = $113.00"  # a GSM8K key's typo
+    assert equal("113", doubled, "numeric")
+    assert not equal("43", doubled, "numeric")
     latex = "We have $5x = 40$, so $x = 8$."
     assert equal("8", latex)
     assert not equal("40", latex)
