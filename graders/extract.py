@@ -443,10 +443,11 @@ def chain_value(text: str) -> str | None:
     """The value an equation chain of numbers ends with: '4 + 7 = 11只猫和狗' -> '11',
     '每箱重量 = 960 / 24 = 40千克' -> '40', 'le total est (48 + 16 = 64)' -> '64'.
 
-    Every side but the first and the last is arithmetic on numbers; the first is arithmetic
-    (after any words before it) or a label (words, CJK, a lone letter); the last is a value
-    followed only by words or a unit. An equation with unknowns ('2x = 10', 'x + y = 7',
-    'f(x) = 2x + 9') is no chain: its right side is not its value."""
+    Every side but the first and the last is arithmetic on numbers (or a formula in words); the
+    first is arithmetic after any words of the sentence, or a label in words or CJK; the last is
+    a value followed only by words or a unit. An equation with unknowns ('2x = 10', 'x + y = 7',
+    'f(x) = 2x + 9') or a maths name on the left ('x = 5', 'AB = 4') is no chain here: those are
+    left to the rules after this one."""
     text = re.sub(r"(?<=\d)\s*[xX]\s*(?=[\d(])", " × ", text.replace("＝", "="))  # '16 x 3': times, not a variable
     if "=" not in text or len(text) > 600 or re.search(r"==|<=|>=|!=|≠|\\[a-zA-Z]", text):
         return None
