@@ -32,14 +32,16 @@ BOX_COMMANDS = ("\\boxed", "\\fbox")
 ANSWER_IS_RE = re.compile(
     r"(?:the\s+)?(?:final\s+)?answer[\"']?\s*(?:is|:|=)\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
 FINAL_ANSWER_RE = re.compile(r"final\s+answer\s*(?:is)?\s*[:：]?\s*(?:\*\*)?\s*(.+)", re.I)
-# "the answer is" in other languages (French, German, Spanish, Russian, Arabic, Japanese); a
-# negated cue ("La réponse n'est pas 12", "Ответ не 25") does not match
+# "the answer is" in other languages (French, German, Spanish, Russian, Arabic, Japanese, Korean),
+# and answer labels ("Ergebnis:", "Resultado:", "답:"); a negated cue ("La réponse n'est pas 12", "Ответ не 25") does not match
 INTL_ANSWER_RE = re.compile(
     r"(?:(?<![^\W\d_])(?:(?:la\s+)?(?:bonne\s+)?réponse(?:\s+finale|\s+correcte)?\s+(?:est|sera)|réponse(?:\s+finale)?\s*:"
     r"|(?:die\s+)?(?:richtige\s+|endgültige\s+|korrekte\s+)?antwort\s+(?:ist|lautet)|antwort\s*:"
     r"|(?:la\s+)?respuesta(?:\s+final|\s+correcta)?\s+es|respuesta(?:\s+final)?\s*:"
-    r"|(?:правильный\s+|окончательный\s+)?ответ\s*(?::|—|–|равен|это))"
-    r"|الجواب\s*(?:هو|هي|:)|الإجابة(?:\s+النهائية|\s+الصحيحة)?\s*(?:هي|هو|:)|答えは|答え\s*[:：]|正解は)"
+    r"|(?:правильный\s+|окончательный\s+)?ответ\s*(?::|—|–|равен|это)"
+    r"|(?:resultado|ergebnis|lösung|solución|результат|ответ)\s*:)"
+    r"|الجواب\s*(?:هو|هي|:)|الإجابة(?:\s+النهائية|\s+الصحيحة)?\s*(?:هي|هو|:)|النتيجة\s*:|答えは|答え\s*[:：]|正解は"
+    r"|정답은|정답\s*:|답\s*:)"
     r"(?!\s*(?:nicht|pas|no|не)\b)"  # "Die Antwort ist nicht 12" names a wrong value, not the answer
     r"\s*:?\s*(?:\*\*)?\s*(?:(?:donc|alors|also|damit|entonces|pues|итак|тогда)\s*,?\s*)?(.+)", re.I)
 # GSM8K's own answer line: "A: 21", "A: $21", "**A: 21**", "A: 21 dollars" (a number only; an
@@ -283,7 +285,7 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
     intl = _last_match_obj(INTL_ANSWER_RE, text)
     if intl is not None and not boxes and (final is None or intl.start() > final.start()) and clean_tail(intl.group(1)):
         answer = clean_tail(intl.group(1))
-        return value_before_words(answer) or answer, "answer-is"
+        return chain_value(answer) or value_before_words(answer) or answer, "answer-is"
     if final is not None and final.group(1).strip():
         tail = final.group(1).strip()
         if re.fullmatch(r"\$\$?|\\\[|\\\(|\*+", tail):  # "**Final answer**\n\\[\n x = 5 \n\\]"
@@ -368,8 +370,11 @@ def scaled_number(number: str, after: str) -> tuple[str, int] | None:
     m = SCALE_WORD_RE.match(after)
     if not m or m.group(1).lower() not in SCALE_WORDS:
         return None
+    number = number.replace("−", "-")
+    if re.fullmatch(r"-?\d+,(?:\d{1,2}|\d{4,})", number):
+        number = number.replace(",", ".")  # '2,5 тыс.': a decimal comma before a multiplier
     try:
-        value = Fraction(number.replace(",", "").replace("−", "-")) * SCALE_WORDS[m.group(1).lower()]
+        value = Fraction(number.replace(",", "")) * SCALE_WORDS[m.group(1).lower()]
     except (ValueError, ZeroDivisionError):
         return None
     text = str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
@@ -528,6 +533,8 @@ COPULA_RE = re.compile(r"\s+(?:is|are|equals|was|will\s+be|est|ist|es|equal\s+to
 def label_value(sentence: str) -> str | None:
     """'The value of $g(t)$ is 7.' -> '7', 'The perimeter of $ABCD$ is 4√2.' -> '4√2': every maths
     span of the sentence stands before its last 'is'/'equals', and a plain value follows."""
+    # "…is 3, attained at $x = 1$": a condition after the value is not part of the sentence's claim
+    sentence = re.split(r",?\s+(?:attained|achieved|reached|occurring|when|where|if)\b|,\s*(?:at|for)\b", sentence)[0]
     spans = list(MATH_SPAN_RE.finditer(sentence))
     if not spans:
         return None
