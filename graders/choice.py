@@ -59,7 +59,15 @@ _LIST_SEPARATORS = ("以及", "and", "和", "及", "与", "、", ",", "/", "&", 
 _ALTERNATIVE_SEPARATORS = ("或者", "或是", "或", "or")
 # what may follow a group of several letters for it to count as the answer ("A, B is wrong" is not)
 _TERMINATOR = re.compile(r"\s*(?:两项|三项|项|选项|options?\b|choices?\b|are\s+correct|正确|均正确|都正确)?"
-                         r"\s*(?:$|[。.!！;；,，:：)\]】\n]|因为|because|since)", re.IGNORECASE)
+                         r"\s*(?:$|[。.!！;；,，:：)\]】\n]|因为|because|since|<eoa>|<eos>|</s>|<\|(?:endoftext|im_end|eot_id)\|>)",
+                         re.IGNORECASE)
+
+
+_CLAUSE_VERB = re.compile(r"\s*(?:\s(?:is|are|was|were|seems?|fails?|looks?|can(?:not)?|could|would|does|doesn't|has|had|"
+                         r"est|ist|es|не)\b|(?:项|选项)?(?:的说法)?(?:错误|不对|不正确|是错|也|则|是))", re.IGNORECASE)
+
+
+_CALLED_CORRECT = re.compile(r"\s*(?:all|both|also|each|都|均|也)?\s*(?:the\s+)?(?:correct|right|true|正确|对|符合)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,7 @@ class _Read:
     letters: str          # sorted, unique
     end: int              # position after the group
     alternatives: bool    # "A 或 B", "A or B": the model did not choose
+    cut: bool = False     # more letters were listed after these, but the list did not end there
 
 
 def _letter_at(text: str, pos: int, valid: str, allow_lower: bool) -> tuple[str, int] | None:
@@ -131,13 +140,21 @@ def _read_group(text: str, pos: int, valid: str) -> _Read | None:
         ends.append(nxt[1])
         end = nxt[1]
     # several groups only count when the answer ends there ("A and D." but not "A, B is wrong")
+    all_ends = ends[:]
     while len(groups) > 1 and not _TERMINATOR.match(text, _skip(text, ends[-1], _CLOSE)):
         groups.pop()
         kinds.pop()
         ends.pop()
     end = ends[-1]
     letters = "".join(sorted(set("".join(groups))))
-    return _Read(letters, end, alternatives="alt" in kinds)
+    # the letters were cut from a longer list ("C, D <eoa>"), unless the letters dropped open
+    # a clause of their own ("A, B is a distractor", "E; A and B are both too small")
+    cut = False
+    if len(ends) < len(all_ends):
+        clause = _CLAUSE_VERB.match(text, all_ends[len(ends)]) or _CLAUSE_VERB.match(text, all_ends[-1])
+        # ... but "A, B and C are all correct" names them all as the answer
+        cut = clause is None or _CALLED_CORRECT.match(text, clause.end()) is not None
+    return _Read(letters, end, alternatives="alt" in kinds, cut=cut)
 
 
 # --- cues ----------------------------------------------------------------------------------
@@ -157,7 +174,19 @@ _EN_CUE = re.compile(
     r"|(?:final\s+|correct\s+)?answers?\s*[:=]|correct\s+(?:option|choice)\s*[:=]"
     r"|i(?:\s+would|\s+will|'d)?\s+(?:choose|pick|select|go\s+with)"
     r"|(?:therefore|thus|hence|so)\s*,?(?=\s*(?:option\s+)?\(?[A-J]\)?\s*(?:[.。!]|$))"
-    r")\s*:?\s*(?:option|choice|letter|answer)?\s*:?\s*",
+    r")\s*:?\s*(?:(?:definitely|clearly|certainly|obviously|surely|indeed)\s+)?(?:option|choice|letter|answer)?\s*:?\s*",
+    re.IGNORECASE,
+)
+# the same cues in French, German, Spanish, Russian, Japanese and Arabic
+_INTL_CUE = re.compile(
+    r"(?:(?<![^\W\d_])(?:"
+    r"(?:la\s+)?(?:bonne\s+|vraie\s+|meilleure\s+)?réponse(?:\s+correcte|\s+finale)?\s+(?:est|sera)|réponse\s*:|je\s+choisis"
+    r"|(?:die\s+)?(?:richtige\s+|korrekte\s+|endgültige\s+)?antwort\s+(?:ist|lautet)|antwort\s*:|ich\s+wähle"
+    r"|(?:la\s+)?respuesta(?:\s+correcta|\s+final)?\s+es|respuesta\s*:|elijo"
+    r"|(?:правильный\s+|верный\s+)?ответ\s*(?::|—|–|это)"
+    r")|正解は|答えは|答え\s*[:：]|الجواب(?:\s+الصحيح)?\s*(?:هو|:)|الإجابة(?:\s+الصحيحة)?\s*(?:هي|هو|:))"
+    r"\s*:?\s*(?:(?:définitivement|clairement|eindeutig|claramente)\s+)?"
+    r"(?:l'option|option|choix|opción|la\s+opción|вариант|variante|選択肢)?\s*:?\s*",
     re.IGNORECASE,
 )
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]{0,200})\}")
@@ -166,7 +195,8 @@ _OPTION_CORRECT = re.compile(
     r"\s*(?:两项|三项|四项|项|选项)?\s*(?:的)?(?:说法|表述)?\s*(?:也|均|都|both)?\s*"
     r"(?:正确|是正确的|是对的|符合题意|(?:is|are)\s+(?:both\s+|all\s+)?(?:the\s+)?(?:correct|right|true|best)\b)",
 )
-_NEGATED = re.compile(r"(?:not|n't|不是|不选|排除|非|除了|except|rather\s+than|instead\s+of)\s*(?:option\s*|选项)?\(?$",
+_NEGATED = re.compile(r"(?:not|n't|不是|不选|排除|非|除了|except|rather\s+than|instead\s+of|\bpas|\bnicht|\bне|ليس)"
+                      r"\s*(?:option\s*|选项)?\(?$",
                       re.IGNORECASE)
 # "首先分析A选项", "let us check option B": a letter being examined, not chosen
 _EXAMINING = re.compile(r"(?:分析|先看|再看|来看|考虑|检查|consider|check|look\s+at|examine|evaluate|start\s+with)"
@@ -175,7 +205,11 @@ _EXAMINING = re.compile(r"(?:分析|先看|再看|来看|考虑|检查|consider|
 # not inside symbol noise ("@D^")
 _LONE_LETTER = re.compile(r"(?:^|(?<=[\s(\[【（《“\"':：,，、。;；\u4e00-\u9fff]))([A-J])"
                           r"(?=$|[\s)\]】）》”\"'.。,，、:：;；!！?？\u4e00-\u9fff])")
-_ARTICLE = re.compile(r"A\s+(?!(?:or|and|nor|is|was|are|to|vs)\b)[a-z]")
+_ARTICLE = re.compile(r"A\s+(?!(?:or|and|nor|is|was|are|to|vs|rather|not|instead|but|since|because)\b)[a-z]")
+# a reason after the chosen letter ("Definitely C, since A, B and D fail"): letters named in it
+# are being rejected, not chosen
+_REASON = re.compile(r"[,;，；]?\s*(?:\b(?:since|because|as|for|whereas|car|puisque|parce\s+que|weil|denn|porque|ya\s+que)\b"
+                     r"|так\s+как|потому\s+что|因为|由于|لأن)", re.IGNORECASE)
 
 
 def _valid_letters(choices: Sequence[str]) -> str:
@@ -232,7 +266,8 @@ def _rule_boxed(text: str, valid: str) -> Decision | None:
 
 
 def _rule_answer_cue(text: str, valid: str, choices: Sequence[str]) -> Decision | None:
-    cues = sorted(list(_ZH_CUE.finditer(text)) + list(_EN_CUE.finditer(text)), key=lambda m: m.end())
+    cues = sorted(list(_ZH_CUE.finditer(text)) + list(_EN_CUE.finditer(text)) + list(_INTL_CUE.finditer(text)),
+                  key=lambda m: m.end())
     reads = []  # (cue match, letters read) from the last cue backwards, while they follow each other
     for match in reversed(cues):
         if match.end() == match.start():
@@ -260,6 +295,10 @@ def _rule_answer_cue(text: str, valid: str, choices: Sequence[str]) -> Decision 
     if not reads:
         return None
     match, read = reads[0]
+    if read.cut:
+        # "答案：C, D 都…": several letters are listed as the answer; reading only the first would
+        # accept a one-letter gold that the model did not give alone
+        return None, f"ambiguous: answer-cue lists more letters than it ends with: {_snippet(text, match.start(), read.end + 8)!r}"
     decision = _decide(read, "answer-cue", _snippet(text, match.start(), read.end + 1))
     later = _lone_letter_line_after(text, read.end, valid)
     if decision[0] is not None and later is not None and later != decision[0]:
@@ -332,6 +371,9 @@ def _rule_lone_letter(text: str, valid: str) -> Decision | None:
     if not lines or _ends_with_option_list(lines, valid):
         return None
     line = lines[-1]
+    reason = _REASON.search(line)
+    if reason and _LONE_LETTER.search(line[: reason.start()]):
+        line = line[: reason.start()]
     found = []
     for match in _LONE_LETTER.finditer(line):
         letter = match.group(1)

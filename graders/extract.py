@@ -3,10 +3,18 @@
 Order (the first rule that finds something wins, and says so in `how`):
   boxed        the last \\boxed{...} or \\fbox{...} (nested braces; the final one, not a merge)
   answer-is    "The (final) answer is ...", "Final answer: ...", "Answer: ..." (the last one)
+  answer-is    also in French, German, Spanish, Russian, Arabic, Japanese ("La réponse est",
+               "Die Antwort lautet", "La respuesta es", "Ответ:", "الجواب هو", "答えは")
   zh-answer    "答案是…", "答案为…", "答：…", "故…为…" / "所以…为…"
-  gsm8k        "#### 42"
+  gsm8k        "A: 21" (a line holding only a number) and "#### 42"
+  last-equation  the final sentence ends an equation chain of numbers: its value after the
+               last '=' ("所以一共有4 + 7 = 11只猫和狗。" -> 11)
   whole        a short one-line response is the answer itself
   last-number  the last number in the text, a last resort (a grader may treat it with care)
+
+Before any rule: GSM8K calculator annotations (`<<24-3=21>>`) are dropped (working, never the
+answer), Arabic-Indic digits read as ASCII, and a few-shot continuation after the answer
+("A: 21\n\nQ: Tom has 5 apples…") is cut.
 
 Only the last MAX_SCAN characters are scanned, so a 1 MB response costs one slice; all
 regexes are linear (no nested quantifiers).
@@ -24,6 +32,29 @@ BOX_COMMANDS = ("\\boxed", "\\fbox")
 ANSWER_IS_RE = re.compile(
     r"(?:the\s+)?(?:final\s+)?answer[\"']?\s*(?:is|:|=)\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
 FINAL_ANSWER_RE = re.compile(r"final\s+answer\s*(?:is)?\s*[:：]?\s*(?:\*\*)?\s*(.+)", re.I)
+# "the answer is" in other languages (French, German, Spanish, Russian, Arabic, Japanese, Korean),
+# and answer labels ("Ergebnis:", "Resultado:", "답:"); a negated cue ("La réponse n'est pas 12", "Ответ не 25") does not match
+INTL_ANSWER_RE = re.compile(
+    r"(?:(?<![^\W\d_])(?:(?:la\s+)?(?:bonne\s+)?réponse(?:\s+finale|\s+correcte)?\s+(?:est|sera)|réponse(?:\s+finale)?\s*:"
+    r"|(?:die\s+)?(?:richtige\s+|endgültige\s+|korrekte\s+)?antwort\s+(?:ist|lautet)|antwort\s*:"
+    r"|(?:la\s+)?respuesta(?:\s+final|\s+correcta)?\s+es|respuesta(?:\s+final)?\s*:"
+    r"|(?:правильный\s+|окончательный\s+)?ответ\s*(?::|—|–|равен|это)"
+    r"|(?:resultado|ergebnis|lösung|solución|результат|ответ)\s*:)"
+    r"|الجواب\s*(?:هو|هي|:)|الإجابة(?:\s+النهائية|\s+الصحيحة)?\s*(?:هي|هو|:)|النتيجة\s*:|答えは|答え\s*[:：]|正解は"
+    r"|정답은|정답\s*:|답\s*:)"
+    r"(?!\s*(?:nicht|pas|no|не)\b)"  # "Die Antwort ist nicht 12" names a wrong value, not the answer
+    r"\s*:?\s*(?:\*\*)?\s*(?:(?:donc|alors|also|damit|entonces|pues|итак|тогда)\s*,?\s*)?(.+)", re.I)
+# GSM8K's own answer line: "A: 21", "A: $21", "**A: 21**", "A: 21 dollars" (a number only; an
+# "A:" that opens the reasoning is not one)
+A_LINE_RE = re.compile(r"^[ \t>*]*A\s*[:：]\s*(?:\*\*)?\s*((?:[$＄]\s*)?-?\d[\d,]*(?:\.\d+)?)\s*(?:\*\*)?\s*"
+                       r"(?:[a-zA-Z]{2,12}\.?)?\s*(?:\*\*)?\s*[.!]?\s*$", re.M)
+OPTION_LINES_RE = re.compile(r"^[ \t>*]*[B-E]\s*[:：]", re.M)  # options listed as lines, not an answer line
+# GSM8K calculator annotations: working, never the answer
+ANNOTATION_RE = re.compile(r"<<[^<>\n]{0,200}=[^<>\n]{0,100}>>")
+# a few-shot continuation: the next question after the answer line
+NEXT_QUESTION_RE = re.compile(r"\n[ \t]*(?:Q|Question|Problem|问题|题目)\s*[:：]")
+ANSWER_MARK_RE = re.compile(r"^[ \t*]*A\s*[:：]\s*\S|####|answer is|答案", re.I | re.M)
+ARABIC_INDIC_DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹٫", "01234567890123456789.")
 ZH_ANSWER_RES = (
     re.compile(r"答案\s*(?:是|为|應為|应为|:|：)\s*[:：]?\s*(.+)"),
     re.compile(r"答\s*[:：]\s*(.+)"),
@@ -108,6 +139,9 @@ def clean_tail(answer: str) -> str:
         return joined or math.group(1).strip()
     first_sentence = re.split(r"(?<!\d)\.(?:\s|$)|\n", answer)[0]
     spans = list(MATH_SPAN_RE.finditer(first_sentence))
+    labelled = label_value(first_sentence) if spans else None
+    if labelled is not None:  # "The area of $PQRS$ is 56": the span is a label
+        return labelled
     if spans:  # "the roots are $2$ and $3$"
         return math_run(first_sentence, spans[0].start()) or span_text(spans[0])
     answer = answer.split("\n")[0]
@@ -223,7 +257,8 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
     if response is None:
         return None, "none"
     # an escaped dollar (\\$36) is money, not a maths delimiter: full-width here, '$' again after NFKC
-    text = mark_currency(vulgar_fractions(response[-MAX_SCAN:].replace("\\$", "\uff04")))
+    text = prepare_response(response[-MAX_SCAN:])
+    text = mark_currency(vulgar_fractions(text.replace("\\$", "\uff04")))
     tagged = _last_match_obj(ANSWER_TAG_RE, text)
     if tagged is not None and tagged.group(1).strip():  # <answer>351/2</answer>
         inner = tagged.group(1).strip()
@@ -247,18 +282,35 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
         after = text[boxes[-1][1]: boxes[-1][1] + 16]
         percent = "%" if re.match(r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b)", after) else ""
         return boxes[-1][2] + percent, "boxed"
+    intl = _last_match_obj(INTL_ANSWER_RE, text)
+    if intl is not None and not boxes and (final is None or intl.start() > final.start()) and clean_tail(intl.group(1)):
+        answer = clean_tail(intl.group(1))
+        return chain_value(answer) or value_before_words(answer) or answer, "answer-is"
     if final is not None and final.group(1).strip():
         tail = final.group(1).strip()
         if re.fullmatch(r"\$\$?|\\\[|\\\(|\*+", tail):  # "**Final answer**\n\\[\n x = 5 \n\\]"
             tail = text[final.start(1): final.start(1) + 2000].strip().lstrip("*").strip()
         return clean_tail(tail), "answer-is"
+    a_line = _last_match_obj(A_LINE_RE, text)
+    if a_line is not None and not OPTION_LINES_RE.search(text):  # GSM8K's "A: 21", not "A: 12\nB: 15"
+        return a_line.group(1).replace(" ", ""), "gsm8k"
     for pattern in ZH_ANSWER_RES:
         found = _last_match(pattern, text)
         if found:
-            return clean_tail(found), "zh-answer"
+            answer = clean_tail(found)
+            return chain_value(answer) or value_before_words(answer) or answer, "zh-answer"
     found = _last_match(GSM8K_RE, text)
     if found:
         return clean_tail(found), "gsm8k"
+    chain = final_equation_value(text)
+    if chain is not None:
+        return chain, "last-equation"
+    concluded = therefore_value(text)
+    if concluded is not None:
+        return concluded, "last-sentence"
+    labelled = label_value(final_sentence(text))
+    if labelled is not None:
+        return labelled, "last-sentence"
     stripped = text.strip()
     if stripped and "\n" not in stripped and not MATH_SPAN_RE.search(stripped) and (
             len(stripped) <= MAX_WHOLE or (len(stripped) <= 2000 and not _has_words(stripped))):
@@ -279,6 +331,231 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
     return None, "none"
 
 
+def prepare_response(text: str) -> str:
+    """GSM8K calculator annotations dropped ('$<<24-3=21.00>>21.00' -> '$21.00'), Arabic-Indic
+    digits as ASCII, and a few-shot continuation after the answer ('A: 21\n\nQ: …') cut."""
+    if "<<" in text:
+        text = ANNOTATION_RE.sub("", text)
+    text = text.translate(ARABIC_INDIC_DIGITS)
+    mark = ANSWER_MARK_RE.search(text)  # one pass each: linear on hostile text
+    if mark is not None:
+        after = NEXT_QUESTION_RE.search(text, mark.end())
+        if after is not None:
+            return text[: after.start()]
+    return text
+
+
+# a value followed only by words, a measure word or a unit ('40千克', '24 كم', '18 $', '9375 км')
+VALUE_WORDS_RE = re.compile(r"^\s*\(?\s*(?:\*\*)?\s*(?:[$＄€£¥]\s*)?([-−]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*%)?)\s*(?:\*\*)?\s*(.*?)\s*$", re.S)
+# what may follow the value: no digit, no operator, no multiplier word, no percent word
+MULTIPLIER_RE = re.compile(r"\b(?:thousand|million|billion|trillion|hundred|dozen|percent|pct|percentage|pi|sqrt|i)\b|"
+                           r"万|亿|千(?!克|米|瓦)|百(?!分)|%|％|‰", re.I)
+# a multiplier word right after a number: '3万' is 30000, '2 millions' 2000000 (never just 3 or 2)
+SCALE_WORDS = {
+    "万": 10**4, "亿": 10**8, "千": 10**3, "百": 100,
+    "hundred": 100, "thousand": 10**3, "mille": 10**3, "milliers": 10**3, "tausend": 10**3, "mil": 10**3,
+    "тыс": 10**3, "тысяч": 10**3, "тысячи": 10**3, "тысяча": 10**3,
+    "million": 10**6, "millions": 10**6, "millionen": 10**6, "millones": 10**6, "millón": 10**6,
+    "миллион": 10**6, "миллиона": 10**6, "миллионов": 10**6, "млн": 10**6,
+    "billion": 10**9, "billions": 10**9, "milliard": 10**9, "milliards": 10**9, "milliarde": 10**9,
+    "milliarden": 10**9, "миллиард": 10**9, "миллиарда": 10**9, "миллиардов": 10**9, "млрд": 10**9,
+}
+SCALE_WORD_RE = re.compile(r"\s*(万|亿|千(?![克米瓦帕卡])|百(?!分)|[^\W\d_]+)\.?")
+
+
+def scaled_number(number: str, after: str) -> tuple[str, int] | None:
+    """('30000', length of '万') when `after` opens with a multiplier word ('3' + '万人'); else None."""
+    from fractions import Fraction
+
+    m = SCALE_WORD_RE.match(after)
+    if not m or m.group(1).lower() not in SCALE_WORDS:
+        return None
+    number = number.replace("−", "-")
+    if re.fullmatch(r"-?\d+,(?:\d{1,2}|\d{4,})", number):
+        number = number.replace(",", ".")  # '2,5 тыс.': a decimal comma before a multiplier
+    try:
+        value = Fraction(number.replace(",", "")) * SCALE_WORDS[m.group(1).lower()]
+    except (ValueError, ZeroDivisionError):
+        return None
+    text = str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    return text, m.end()
+
+
+GLUED_UNITS = {"km", "kg", "g", "m", "cm", "mm", "ml", "l", "mi", "lb", "lbs", "ft", "h", "min", "s", "kmh",
+               "mb", "gb", "kb", "tb", "mph", "kph", "oz", "hr", "hrs", "yd", "yds", "sec", "mins"}
+
+
+# what ends the phrase of a value: a clause boundary, after which another number may be a new result
+CLAUSE_BOUNDARY_RE = re.compile(r"[,，;；:：。]|\b(?:so|then|thus|hence|therefore|which|that\s+is|i\.e|or|soit|donc|puis|also|dann|"
+                                r"entonces|luego|итого|потом|то\s+есть)\b|所以|因此|于是|那么|也就是|或", re.I)
+
+
+def value_before_words(text: str, numbers_in_phrase: bool = False) -> str | None:
+    """'40千克' -> '40', '**47**' -> '47', '24 كم' -> '24', '18 $.' -> '18', '(64)' -> '64': a value
+    followed only by words, a unit or a measure word; None when anything else follows (an
+    operator, another number, a variable glued to it as in '2x', a multiplier as in '2 million').
+
+    `numbers_in_phrase` (the value of an equation chain): the words after it may hold other
+    numbers of the same phrase ('= 15 liters of water out of the 24 liters', '= 9 points in the
+    40 minutes'), but no operator and no clause boundary before them ('40千克，所以两箱是80千克',
+    '15 pommes, soit 3 de plus')."""
+    m = VALUE_WORDS_RE.match(text[:300])
+    if not m:
+        return None
+    value, rest = m.group(1).replace(" ", ""), m.group(2)
+    if "," in value and re.match(r"\s*[(\[]", text):
+        return None  # '(1,3)': a pair or an interval, not a number
+    scaled = scaled_number(value, text[m.end(1):]) if "%" not in value and "/" not in value else None
+    if scaled is not None:  # '3万人', '2 millions': the value with its multiplier
+        value, rest = scaled[0], text[m.end(1) + scaled[1]:]
+    rest = re.sub(r"^[)）\]]+|[\s.。!！,，;；:：)）\]*]+$", "", rest)
+    if not rest:
+        return value
+    rest = re.sub(r"(?<![^\W\d_])[^\W\d_]{1,5}/[^\W\d_]{1,5}(?![^\W\d_])", " ", rest)  # a rate: km/h, км/ч, m/s
+    digit = re.search(r"\d", rest)
+    if numbers_in_phrase and digit and digit.start() > 0 and rest[digit.start() - 1] in " \t" \
+            and not CLAUSE_BOUNDARY_RE.search(rest[: digit.start()]):
+        rest = rest[: digit.start()]  # the value's own words end where the phrase's next number starts
+    if re.search(r"[\d+\-−*/^=×÷<>|\\{}_]", rest) or MULTIPLIER_RE.search(rest):
+        return None
+    glued = re.match(r"[A-Za-z]+", rest)
+    if glued and not text[m.end(1):].startswith((" ", "**")) and glued.group().lower() not in GLUED_UNITS:
+        return None  # '2x', '3n'
+    if re.match(r"[A-Za-z](?:\s|$)", rest):
+        return None  # '5 x', '3 n': a variable, not a word
+    return value
+
+
+def final_sentence(text: str) -> str:
+    """The last sentence of the last non-empty line."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    parts = [p for p in re.split(r"(?:(?<=[.?])|(?<=\D!))\s+(?=\S)|(?<=[。！？])", lines[-1].strip()) if p.strip()]
+    # a closing sentence without a number ("I hope it is correct.") does not hide the answer
+    while len(parts) > 1 and not re.search(r"\d", parts[-1]):
+        parts.pop()
+    return parts[-1] if parts else ""
+
+
+# a formula in words between two sides: '总价 = 单价 × 数量 = 12 × 8 = 96'
+WORD_FORMULA_RE = re.compile(r"\s*(?:[^\W\d_]{2,}|[\u3040-\u9fff]+)(?:\s*[×÷*/+\-−·]\s*(?:[^\W\d_]{2,}|[\u3040-\u9fff]+))+\s*")
+ARITHMETIC_RE = re.compile(r"[\d\s.,+\-−*/×÷·()（）\[\]%$€£¥＄^]*")
+CHECK_SENTENCE_RE = re.compile(r"^\W*(?:check|verify|verification|检验|验证|检查|vérification|probe|проверка)", re.I)
+
+
+def chain_value(text: str) -> str | None:
+    """The value an equation chain of numbers ends with: '4 + 7 = 11只猫和狗' -> '11',
+    '每箱重量 = 960 / 24 = 40千克' -> '40', 'le total est (48 + 16 = 64)' -> '64'.
+
+    Every side but the first and the last is arithmetic on numbers (or a formula in words); the
+    first is arithmetic after any words of the sentence, or a label in words or CJK; the last is
+    a value followed only by words or a unit. An equation with unknowns ('2x = 10', 'x + y = 7',
+    'f(x) = 2x + 9') or a maths name on the left ('x = 5', 'AB = 4') is no chain here: those are
+    left to the rules after this one."""
+    text = re.sub(r"(?<=\d)\s*[xX]\s*(?=[\d(])", " × ", text.replace("＝", "="))  # '16 x 3': times, not a variable
+    if "=" not in text or len(text) > 600 or re.search(r"==|<=|>=|!=|≠|\\[a-zA-Z]", text):
+        return None
+    sides = text.split("=")
+    if len(sides) > 20:
+        return None
+    for middle in sides[1:-1]:
+        middle = middle.replace("**", "")
+        arithmetic = re.search(r"\d", middle) and ARITHMETIC_RE.fullmatch(middle) is not None
+        if not arithmetic and WORD_FORMULA_RE.fullmatch(middle) is None:
+            return None
+    first = sides[0].replace("**", "").rstrip()
+    arithmetic = re.search(r"[\d.,+\-−*/×÷·()（）\[\]%$€£¥＄^! \t]*$", first).group()
+    before = first[: len(first) - len(arithmetic)].rstrip()
+    word = re.search(r"(\S+)$", before)
+    token = word.group(1).strip("(（:：,，、;；") if word else ""
+    # the last word before the arithmetic: a word of the sentence or a CJK label, never a
+    # maths name ('x', '2x', 'f(x)', 'x_1', 'AB'), whose right side is not its value
+    wordlike = bool(re.fullmatch(r"[^\W\d_]{2,}", token) and not re.fullmatch(r"[A-Z]{2,}", token)
+                    or re.search(r"[\u3040-\u9fff]$", token))
+    if token and not wordlike:
+        return None
+    if not re.search(r"\d", arithmetic) and not token:
+        return None
+    if not re.search(r"\d", arithmetic) and re.search(r"[+\-−*/×÷^]\s*\S+$", before):
+        return None  # 'x + total'
+    return value_before_words(sides[-1], numbers_in_phrase=True)
+
+
+def final_equation_value(text: str) -> str | None:
+    """The value of the last equation chain of the final sentence, when that sentence holds no
+    LaTeX maths and is not a check ('Check: 40 + 12 = 52')."""
+    sentence = final_sentence(text)
+    if not sentence or "=" not in sentence and "＝" not in sentence or MATH_SPAN_RE.search(sentence) \
+            or CHECK_SENTENCE_RE.search(sentence):
+        return None
+    return chain_value(sentence)
+
+
+# "therefore" opening the concluding sentence, in the languages the suite's users run
+THEREFORE_RE = re.compile(
+    r"^[\s*#>-]*(?:所以|因此|因而|故|综上所述|综上|于是|したがって|よって|つまり|ゆえに|以上より|"
+    r"(?:donc|ainsi|par\s+conséquent|au\s+total|finalement|daher|somit|folglich|insgesamt|"
+    r"por\s+lo\s+tanto|entonces|así\s+que|en\s+total|итак|следовательно|таким\s+образом|значит|всего)\b|"
+    r"إذن|لذلك|وبالتالي|إذًا)", re.I)
+NUMBER_IN_PROSE_RE = re.compile(r"(?<![\d.,])-?\d[\d,]*(?:\.\d+)?(?![\d])")
+
+
+def therefore_value(text: str) -> str | None:
+    """The one value of a concluding sentence opened by 'therefore' ('Daher sind es 12 Äpfel.',
+    'Таким образом, получаем **9375** км.', 'لذلك، لديها 402 كيلومترًا.'): the last sentence of
+    the last line, or the one before it when the last has no number: its equation chain's
+    value, else its only number when nothing but words follows it. A sentence with two numbers
+    or no number says nothing here."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    sentences = [p for p in re.split(r"(?:(?<=[.?])|(?<=\D!))\s+(?=\S)|(?<=[。！？])", lines[-1].strip()) if p.strip()]
+    if len(sentences) > 1 and re.search(r"\d", sentences[-1]):
+        sentences = sentences[-1:]  # a later sentence with a number of its own: only it counts
+    for sentence in reversed(sentences[-2:]):
+        if not THEREFORE_RE.search(sentence) or MATH_SPAN_RE.search(sentence):
+            continue
+        if "=" in sentence:
+            return chain_value(sentence)
+        numbers = list(NUMBER_IN_PROSE_RE.finditer(sentence.replace("**", "")))
+        if len(numbers) != 1:
+            return None
+        bare = sentence.replace("**", "")
+        return value_before_words(bare[numbers[0].start():])
+    return None
+
+
+# "The area of $PQRS$ is 56.": the maths before the verb is a label, the value follows it
+COPULA_RE = re.compile(r"\s+(?:is|are|equals|was|will\s+be|est|ist|es|equal\s+to|равно|равен|равна)\s+(?!not\b)", re.I)
+
+
+def label_value(sentence: str) -> str | None:
+    """'The value of $g(t)$ is 7.' -> '7', 'The perimeter of $ABCD$ is 4√2.' -> '4√2': every maths
+    span of the sentence stands before its last 'is'/'equals', and a plain value follows."""
+    # "…is 3, attained at $x = 1$": a condition after the value is not part of the sentence's claim
+    sentence = re.split(r",?\s+(?:attained|achieved|reached|occurring|when|where|if)\b|,\s*(?:at|for)\b", sentence)[0]
+    spans = list(MATH_SPAN_RE.finditer(sentence))
+    if not spans:
+        return None
+    verb = COPULA_RE.search(sentence, spans[-1].end())
+    # only the label's own words between it and the verb ('$5$-digit integers is'), not a
+    # clause about a value already given ('$12$, which is 3')
+    if verb is None or not re.fullmatch(r"[\w\s'-]{0,40}", sentence[spans[-1].end(): verb.start()]) \
+            or re.search(r"\b(?:which|that|and|or|so|then)\b", sentence[spans[-1].end(): verb.start()], re.I):
+        return None
+    tail = re.split(r"\.\s+(?=[A-Z])|[。!?！？]", sentence[verb.end():])[0].strip()
+    if not tail or MATH_SPAN_RE.search(tail) or "$" in tail or not re.search(r"\d|√|π", tail):
+        return None
+    tail = re.sub(r"\*\*", "", tail)
+    tail = re.split(r",?\s+(?:because|since|as|which|where|when|so)\b", tail, maxsplit=1)[0]
+    tail = re.sub(r"[.。!;；,，]+$", "", tail.strip()).strip()
+    value = value_before_words(tail)
+    if value is None and last_sentence_math(tail) == tail:  # 'is 4√2', 'is 3/4': the whole tail is maths
+        value = tail
+    return value
+
+
 def mark_currency(text: str) -> str:
     """Dollar signs that are money, not maths delimiters, become '＄' (a '$' again after NFKC):
     a '$' before a digit whose would-be maths span holds prose ('$12 and gets $'), ends in a
@@ -292,6 +569,10 @@ def mark_currency(text: str) -> str:
         if start < 0:
             out.append(text[pos:])
             return "".join(out)
+        if text.startswith("$$", start) and text[start + 2: start + 3].isdigit() and not re.search(r"\\[a-zA-Z]", text):
+            out.append(text[pos:start] + "\uff04")  # '$$43.00' in plain text (a typo in GSM8K keys): money
+            pos = start + 2
+            continue
         if text.startswith("$$", start):  # display maths: skip to its end
             end = text.find("$$", start + 2)
             end = len(text) if end < 0 else end + 2

@@ -12,7 +12,7 @@ import re
 from typing import Sequence
 
 from .extract import (MATH_SPAN_RE, extract_answer, extract_last_number, find_boxed, last_sentence_math,
-                      prepare_numbers, span_text)
+                      prepare_numbers, scaled_number, span_text)
 from .normalise import normalise, plain_key, unicode_to_latex
 from .parse import ParseError, TooBig
 from .verdict import Verdict
@@ -348,6 +348,8 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
         except ParseError as e2:
             # a worked line that does not parse whole ("12/20 x 100% = 60%"): its last value
             tail = number.rsplit("=", 1)[1].strip() if "=" in number else ""
+            if UNKNOWNS_RE.search(number.rsplit("=", 1)[0]):
+                tail = ""  # 'x + y = 7', '2x = 10': an equation in unknowns is not its right side
             try:
                 if not tail:
                     raise e2
@@ -381,6 +383,8 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
     return verdict(decision.equal, answer, decision.method, reason, how)
 
 
+# a letter standing for an unknown beside an operator or a coefficient ('x + y', '2x', '3 * n')
+UNKNOWNS_RE = re.compile(r"(?<![A-Za-z\\])[a-zA-Z]\s*[+\-−*/×÷^]|[+\-−*/×÷^]\s*[a-zA-Z](?![A-Za-z])|\d[a-zA-Z](?![A-Za-z])")
 PROSE_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:thousand|million|billion|trillion)\b)?"
 NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{PROSE_NUMBER}))+)")
 
@@ -394,24 +398,30 @@ def prose_numbers(answer: str, several: bool) -> str | None:
             return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
     prepared = prepare_numbers(answer)
     # "I get 6 ways, not 5.": a number the sentence rejects is not its answer
-    rejected = re.search(rf"\b(?:not|never|rather than|instead of)\s+({PROSE_NUMBER})\W*$", prepared)
-    if rejected:
+    rejected = re.search(rf"(?:\b(?:not|never|rather than|instead of|pas|nicht|no es|не)\s+|(?:不是|并非|而非|ليس)\s*)"
+                         rf"({PROSE_NUMBER})\W*$", prepared)
+    if rejected:  # ... in other languages too: "La réponse n'est pas 12.", "答案不是12。"
         answer = prepared = prepared[: rejected.start()]
     numbers = list(re.finditer(PROSE_NUMBER, prepared))
     if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
         return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
+    if numbers:
+        scaled = scaled_number(numbers[-1].group(0), prepared[numbers[-1].end():])
+        if scaled is not None:  # '3万人', '2 Millionen': never the bare 3 or 2
+            return scaled[0]
     return extract_last_number(answer)
 
 
 def looks_like_prose(text: str) -> bool:
-    """English words (not maths names) or any CJK character: read its last number instead.
+    """English words (not maths names) or any CJK, kana, Cyrillic, Arabic or Hangul letter: read
+    its last number instead.
 
     Two words of 3+ letters, or one such word with a vowel beside another word ('He ran 15');
     'xy + yz' and 'ab' are maths."""
     bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+|_\{?\w+\}?", " ", text)
     words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{2,}(?![a-zA-Z])", bare) if w.lower() not in MATH_WORDS]
     long = [w for w in words if len(w) >= 3]
-    if len(long) >= 2 or re.search(r"[\u4e00-\u9fff]", text):
+    if len(long) >= 2 or re.search(r"[\u4e00-\u9fff\u3040-\u30ff\u0400-\u04ff\u0600-\u06ff\uac00-\ud7af]", text):
         return True
     return bool(long) and len(words) >= 2 and bool(re.search(r"[aeiouy]", long[0], re.I))
 
@@ -451,13 +461,40 @@ def gold_in_sentence(gold: str, answer: str) -> str | None:
     return None
 
 
+# a letter and its option's text with only a space between ("B Marta"): read only when the
+# kind is choice (asked for, or given by a letter gold), never to infer the kind ("A man")
+LETTER_SPACE_TEXT_RE = re.compile(r"^\s*\(?([A-J])\)?\s+(\S.*)$", re.S)
+
+
+def letter_with_spaced_text(gold: str, choices: Sequence[str]) -> tuple[str, str] | None:
+    """('B', 'Marta') for the choice gold 'B Marta'; with the option texts, the text must be
+    option B's (a gold 'B Luis' where B is 'Marta' is a bad row, not a letter)."""
+    from .choice import _option_key
+
+    m = LETTER_SPACE_TEXT_RE.match(gold)
+    if not m:
+        return None
+    letter, text = m.group(1), m.group(2).strip()
+    if choices:
+        index = ord(letter) - ord("A")
+        if index >= len(choices) or _option_key(choices[index]) != _option_key(text):
+            raise ValueError(f"choice gold {gold!r}: option {letter} is {choices[index] if index < len(choices) else 'absent'!r}, "
+                             f"not {text!r}")
+    return letter, text
+
+
 def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdict:
     """Option letters: the last boxed letter, else graders/choice.py's rules (shared with the
-    exam packs). Letters are compared as sets; no letter, or an ambiguous answer ("A or B"),
-    is undecided (equal=None)."""
+    exam packs). Letters are compared as sets (a one-letter gold answered with two letters is
+    wrong); no letter, or an ambiguous answer ("A or B"), is undecided (equal=None)."""
     from .choice import extract_choice
 
     gold_letters = gold_choice_letters(gold)
+    spaced_text = None
+    if gold_letters is None:
+        spaced = letter_with_spaced_text(gold, choices)
+        if spaced is not None:
+            gold_letters, spaced_text = spaced
     if gold_letters is None:
         raise ValueError(f"choice gold {gold!r} is not option letters")
     boxed = find_boxed(response[-20_000:])
@@ -476,13 +513,15 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdi
             if letters is not None:
                 how, found = answer_how, f"{answer_how}: {answer!r}"
     if letters is None:
-        option_text = gold_option_text(gold)
+        option_text = gold_option_text(gold) or spaced_text
         if option_text:  # "(C) 40 km" answered "40 km": the option's text instead of its letter
             by_text = grade(option_text, response)
             if by_text.equal is True:
                 return Verdict(True, gold_letters, "choice",
                                f"gives the text of option {gold_letters} ({option_text!r}): {by_text.reason}", "option-text")
-        return Verdict(None, None, "none", f"no option letter found ({found})", how)
+        if found.startswith("no choice letter found"):  # the reason says it once
+            return Verdict(None, None, "none", found.replace("no choice letter found", "no option letter found"), "none")
+        return Verdict(None, None, "none", f"no option letter chosen ({found})", how)
     letters = "".join(sorted(set(letters)))
     equal = letters == gold_letters
     reason = f"chose {letters}, gold {gold_letters}" + ("" if equal else " (different options)")

@@ -2,10 +2,13 @@
 
 Load: gsm8k/test.jsonl from the data folder, or openai/gsm8k from the hub.
 Prompt: the question, asking for the final number on its own line.
-Extract and grade: like lm-eval, two extractions side by side -- "strict" (the number after
-`####` or "The answer is") and "flexible" (the last number in the answer) -- stored in the
-verdict's details; the verdict itself comes from evalsuite.graders.grade, which tries the
-explicit answer formats first and falls back to the last number, saying so.
+Extract and grade: like lm-eval, two extractions side by side -- "strict" (lm-eval's
+strict-match: the number after `####`, else after "The answer is"; None without either) and
+"flexible" (lm-eval's flexible-extract: the last number in the answer) -- stored in the
+verdict's details and graded against the gold the same way; the verdict itself (the run's
+accuracy) comes from evalsuite.graders.grade, which reads the explicit answer first ("The
+answer is N", GSM8K's "A: N", "#### N", a box), then the final equation chain, and falls back
+to the last number, saying so. docs/graders.md says what each figure of `show` means.
 """
 from __future__ import annotations
 
