@@ -127,7 +127,14 @@ def build_report(runs: Sequence[Run], *, diff: Path | None = None, samples: int 
         reasoning=table(*reasoning_rows(cmp)), reasoning_notes=reasoning_notes(cmp), plots=plot_images(cmp),
         divergences=divergences(diff) if diff is not None else None, n_items=len(cmp.alignment.ids),
         transcripts=[transcript(i, runs, names) for i in sample_ids(runs, cmp.alignment.ids, samples)],
+        restarts=server_restarts(runs, names),
     )
+
+
+def server_restarts(runs: Sequence[Run], names: Sequence[str]) -> list[dict[str, Any]]:
+    """Each managed-server restart of each run (manifest `server_restarts`, evalsuite.serve)."""
+    return [{"run": name, "at": e.get("at"), "reason": e.get("reason"), "outcome": e.get("outcome")}
+            for run, name in zip(runs, names) for e in run.manifest.get("server_restarts") or ()]
 
 
 def report_main(
