@@ -59,8 +59,9 @@ def serve(binary, model, *extra) -> str:
 
 
 def answered_requests(log: str) -> int:
-    """Completion requests llama-server answered (HTTP 200), by its log."""
-    return len(re.findall(r"POST /v1/chat/completions \S+ 200", log))
+    """Completion requests llama-server finished, by its log (a slot's release line per task;
+    a task cut by the kill never gets there)."""
+    return len(re.findall(r"release: id +\d+ \| task \d+ \| stop processing", log))
 
 
 def test_run_serve_starts_and_stops_llama_server(tmp_path, data_dir, llama_server_bin, tiny_models):
@@ -114,11 +115,13 @@ def test_llama_server_killed_twice_is_restarted_twice_and_every_item_recorded_on
     assert all(e["exit_code"] == -9 and e["outcome"] == "restarted" for e in events)
     final = pid_of(folder)
     assert not any(alive(p) for p in killed + [final])
-    # every item answered exactly once across the three server processes: an item recorded was
-    # never asked again (the killed requests never got their 200)
+    # llama-server's log: three lives, and at most one finished task per item (a recorded item
+    # asked again would finish a 201st). Its log is written by a thread, so a SIGKILL can swallow
+    # its last lines: a few fewer is possible. tests/test_serve.py checks the exact accounting
+    # (which process was asked what) with a server that logs synchronously.
     log = (folder / "server.log").read_text(errors="replace")
     assert log.count("=== evalsuite") == 3
-    assert answered_requests(log) == 200, answered_requests(log)
+    assert 200 - 2 * 2 <= answered_requests(log) <= 200, answered_requests(log)
     show = cli("show", folder)
     assert "server restarts: 2" in show.stdout
 
