@@ -281,8 +281,22 @@ def sweep(
 
     if resume and run_dir:
         _fail("give either --run-dir or --resume, not both")
-    raise typer.Exit(sweep_main(pack, serve, set_, settings, list(ctx.args), run_dir=run_dir, resume=resume,
-                                report=report, quiet="--quiet" in ctx.args or "-q" in ctx.args))
+    raise typer.Exit(sweep_main(pack, serve, set_, settings, list(ctx.args), run_command=_run_command, run_dir=run_dir,
+                                resume=resume, report=report, quiet="--quiet" in ctx.args or "-q" in ctx.args))
+
+
+def _run_command(args: List[str]) -> int:
+    """`evalsuite run ARGS` in this process (for sweep): its exit code."""
+    import click
+
+    command = typer.main.get_command(app).commands["run"]
+    try:
+        return int(command.main(args=args, prog_name="evalsuite run", standalone_mode=False) or 0)
+    except click.exceptions.Exit as e:
+        return int(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        return 2
 
 
 @app.command("svg-render")

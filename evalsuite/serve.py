@@ -373,7 +373,7 @@ class ManagedServer:
                                    + ("" if shutil.which(self.argv[0]) else f" (no program {self.argv[0]!r} on PATH)")
                                    ) from None
         self.pids.append(self.proc.pid)
-        (self.folder / PID_NAME).write_text(f"{self.proc.pid}\n")
+        (self.folder / Path(self.log_path.name).with_suffix(".pid").name).write_text(f"{self.proc.pid}\n")
         atexit.register(self.stop)
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
@@ -594,9 +594,12 @@ async def serve_and_run(settings, run_async: Callable[[Any], Awaitable[int]]) ->
     if settings.endpoints:
         raise UsageError("give either --endpoint or --serve, not both: --serve starts the server and asks it")
     # cheap refusals before a server is started (a model load may take minutes)
-    from .runner import find_pack
+    from .tasks import UnknownPackError, get_pack
 
-    find_pack(settings)
+    try:
+        get_pack(settings.pack)
+    except UnknownPackError as e:
+        raise UsageError(str(e)) from None
     records = settings.run_dir / RECORDS
     if not settings.resume and records.exists() and records.stat().st_size > 0:
         raise UsageError(f"{settings.run_dir} already holds records. To continue that run:\n  "

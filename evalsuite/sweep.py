@@ -27,7 +27,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .errors import UsageError
 from .store import MANIFEST, read_manifest, write_json_atomic
@@ -186,31 +186,12 @@ def status_of(folder: Path) -> str | None:
         return None
 
 
-def run_one(pack: str, run_args: Sequence[str], serve: str, folder: Path, label: str, resume: bool) -> int:
-    """One setting through the `evalsuite run` command itself (all its options, as typed)."""
-    import click
-    import typer
-
-    from .cli import app
-
-    command = typer.main.get_command(app).commands["run"]
-    args = [pack, *run_args, "--serve", serve, "--label", label] + (["--resume", str(folder)] if resume
-                                                                    else ["--run-dir", str(folder)])
-    try:
-        code = command.main(args=args, prog_name="evalsuite run", standalone_mode=False)
-    except click.exceptions.Exit as e:
-        code = e.exit_code
-    except click.ClickException as e:
-        e.show()
-        code = EXIT_USAGE
-    return int(code or 0)
-
-
 def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path | None, run_args: Sequence[str],
-               run_dir: Path | None = None, resume: Path | None = None, report: Path | None = None,
-               quiet: bool = False) -> int:
+               run_command: Callable[[list[str]], int], run_dir: Path | None = None, resume: Path | None = None,
+               report: Path | None = None, quiet: bool = False) -> int:
     """The `evalsuite sweep` command: 0 all finished cleanly, 1 some items ended in errors, 2 bad
-    usage, 3 / 130 a run stopped or was interrupted (started again, the sweep goes on from there)."""
+    usage, 3 / 130 a run stopped or was interrupted (started again, the sweep goes on from there).
+    `run_command(args)`: `evalsuite run ARGS` in this process, its exit code (from the CLI)."""
     from .serve import fill_placeholders
 
     try:
@@ -245,7 +226,9 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
         command = shlex.join(fill_placeholders(w, values) for w in shlex.split(serve))
         if not quiet:
             print(f"[{n}/{len(settings)}] {s.label}: {'resuming' if status else 'running'} -> {folder}", file=sys.stderr)
-        code = run_one(pack, run_args, command, folder, s.label, resume=status is not None)
+        # through the `evalsuite run` command itself: every run option, as typed
+        code = run_command([pack, *run_args, "--serve", command, "--label", s.label]
+                           + (["--resume", str(folder)] if status is not None else ["--run-dir", str(folder)]))
         codes.append(code)
         if code not in (EXIT_OK, EXIT_ERRORS):
             print(f"sweep: the run of {s.label} ended with exit {code}; {n - 1} setting(s) before it are finished. "
