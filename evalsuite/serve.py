@@ -441,6 +441,9 @@ class ManagedServer:
                 except subprocess.TimeoutExpired:
                     pass
         _kill_group(proc.pid, signal.SIGKILL)   # workers it left behind (vLLM's engine core, ...)
+        deadline = time.monotonic() + 10.0      # and see them gone (a big process takes a while to die)
+        while group_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
         self._stopped.add(proc.pid)   # once only: later the number may belong to another process
         try:
             atexit.unregister(self.stop)
@@ -525,7 +528,7 @@ class Supervisor:
             if now - last_probe < HEALTH_EVERY_S:
                 continue
             last_probe = now
-            why = await asyncio.to_thread(probe, server.base, PROBE_TIMEOUT_S)
+            why = await asyncio.to_thread(probe, server.base, min(PROBE_TIMEOUT_S, max(1.0, self.hang_timeout)))
             if why is None:
                 last_ok = time.monotonic()
             elif time.monotonic() - last_ok > self.hang_timeout:

@@ -210,6 +210,11 @@ def test_a_server_killed_twice_is_restarted_twice_and_nothing_is_lost_or_asked_t
     assert "the managed server exited with code -9 (SIGKILL)" in proc.stderr
     show = run_cli("show", folder)
     assert show.returncode == 0 and "server restarts: 2" in show.stdout, show.stdout
+    page = tmp_path / "report.html"
+    report = run_cli("report", folder, "-o", page, "--samples", 0)
+    assert report.returncode == 0, report.stderr
+    html = page.read_text()
+    assert "Server restarts" in html and html.count("exited with code -9 (SIGKILL)") == 2
 
 
 def test_past_max_restarts_the_run_stops_resumably(tmp_path, data_dir, answers):
