@@ -356,6 +356,11 @@ class ManagedServer:
     def launch(self) -> None:
         """Start the process (call from the main thread: the parent-death signal follows the thread)."""
         self.launches += 1
+        if something_listens(self.url, timeout=1.0):
+            # another process answers there: its answers would be taken for this server's
+            raise ServerFailed(f"port {self.port} on {self.host} is already in use by another process; the server "
+                               f"command cannot listen there ({self.describe()}). Stop that process, or use "
+                               f"--port {{port}} and let evalsuite choose a free port")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             log = open(self.log_path, "ab")

@@ -163,15 +163,20 @@ def check_placeholders(serve: str, settings: Sequence[Setting]) -> None:
                          f"{', '.join('{' + n + '}' for n in sorted(given - used))} placeholder to put it in")
 
 
-def prepare_root(root: Path, pack: str, serve: str, settings: Sequence[Setting], resume: bool) -> None:
-    plan = {"pack": pack, "serve": serve, "settings": [s.to_dict() for s in settings]}
+def prepare_root(root: Path, pack: str, serve: str, settings: Sequence[Setting], resume: bool,
+                 run_args: Sequence[str] = ()) -> None:
+    # the run options too: a finished setting is not run again, so the others must be run alike
+    plan = {"pack": pack, "serve": serve, "settings": [s.to_dict() for s in settings],
+            "run_args": [a for a in run_args if a not in ("--quiet", "-q")]}
     path = root / SWEEP_FILE
     if path.exists():
         old = json.loads(path.read_text(encoding="utf-8"))
         if {k: old.get(k) for k in plan} != plan:
+            differ = [k for k in plan if old.get(k) != plan[k]]
             raise UsageError(f"{root} holds another sweep ({path}: pack {old.get('pack')!r}, serve {old.get('serve')!r}, "
-                             f"{len(old.get('settings') or ())} settings); give another --run-dir, or the same "
-                             f"--serve and settings to continue it")
+                             f"{len(old.get('settings') or ())} settings, run options {old.get('run_args')}; this "
+                             f"command differs in {', '.join(differ)}); give another --run-dir, or the same --serve, "
+                             f"settings and run options to continue it")
         return
     if resume:
         raise UsageError(f"cannot resume {root}: it has no {SWEEP_FILE} (not a sweep folder)")
@@ -209,7 +214,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
         settings = make_settings(axes, explicit)
         check_placeholders(serve, settings)
         root = sweep_root(run_dir, resume, pack)
-        prepare_root(root, pack, serve, settings, resume is not None)
+        prepare_root(root, pack, serve, settings, resume is not None, run_args)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -332,3 +332,15 @@ def test_a_gguf_model_and_no_server_says_how_to_get_llama_server(tmp_path, data_
     assert "brew install llama.cpp" in proc.stderr and "--serve" in proc.stderr
     missing = run_cli("run", "gsm8k", "--model", tmp_path / "nope.gguf", "--run-dir", tmp_path / "r2")
     assert missing.returncode == 2 and "no such GGUF file" in missing.stderr
+
+
+def test_a_port_already_taken_is_refused_not_asked(tmp_path, data_dir, answers):
+    from fault_server import FaultServer
+
+    with FaultServer(answers={}) as other:   # answers "I do not know." to everything
+        command = serve_command(answers, tmp_path / "requests.log").replace("'{port}'", str(other.port))
+        command = command.replace("{port}", str(other.port))
+        proc = run_cli("run", "gsm8k", "--serve", command, "--limit", 3, "--data-dir", data_dir,
+                       "--run-dir", tmp_path / "r")
+    assert proc.returncode == 2 and f"port {other.port} on 127.0.0.1 is already in use" in proc.stderr, proc.stderr
+    assert other.completions == 0

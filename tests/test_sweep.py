@@ -104,3 +104,12 @@ def test_settings_from_a_toml_file(tmp_path):
                                            "model=iq3_s ctx=8192", "F16 reference"]
     assert settings[-1].folder == "05-F16_reference" and dict(settings[0].values) == {"model": "a/q4.gguf",
                                                                                      "ctx": "4096"}
+
+
+def test_a_sweep_folder_is_not_continued_with_other_run_options(tmp_path, data_dir, models):
+    proc = run_cli(*sweep_args(tmp_path, data_dir, models), "--quiet")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    other = run_cli(*sweep_args(tmp_path, data_dir, models), "--max-tokens", 64)
+    assert other.returncode == 2 and "differs in run_args" in other.stderr, other.stderr
+    same = run_cli(*sweep_args(tmp_path, data_dir, models))   # --quiet or not: the same sweep
+    assert same.returncode == 0 and same.stderr.count("not run again") == 2, same.stderr
