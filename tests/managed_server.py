@@ -10,6 +10,8 @@ written everything it received), and prints "ready" when it listens.
                     stops answering without dying
   --never-ready     /v1/models answers 503 for ever
   --exit-at-start C prints a complaint and exits with code C at once
+  --once FILE       starts only if FILE does not exist (and makes it): a server that cannot be
+                    restarted
 """
 from __future__ import annotations
 
@@ -38,7 +40,13 @@ def main() -> None:
     ap.add_argument("--never-ready", action="store_true")
     ap.add_argument("--exit-at-start", type=int)
     ap.add_argument("--model", default="managed-model")
+    ap.add_argument("--once", type=Path)
     args = ap.parse_args()
+    if args.once is not None:
+        if args.once.exists():
+            print("managed_server: the GPU is gone (a planted failure on restart)", flush=True)
+            sys.exit(1)
+        args.once.write_text("started")
     if args.exit_at_start is not None:
         print("managed_server: cannot load the model file (a planted failure)", flush=True)
         sys.exit(args.exit_at_start)

@@ -344,3 +344,26 @@ def test_a_port_already_taken_is_refused_not_asked(tmp_path, data_dir, answers):
                        "--run-dir", tmp_path / "r")
     assert proc.returncode == 2 and f"port {other.port} on 127.0.0.1 is already in use" in proc.stderr, proc.stderr
     assert other.completions == 0
+
+
+def test_a_server_that_cannot_be_restarted_stops_the_run_with_what_each_start_said(tmp_path, data_dir, answers):
+    folder, requests = tmp_path / "run", tmp_path / "requests.log"
+    command = serve_command(answers, requests, "--delay", 0.05, "--once", tmp_path / "started")
+
+    def killer():
+        if wait_for(lambda: lines(folder / "records.jsonl") >= 5):
+            os.kill(pid_of(folder), signal.SIGKILL)
+
+    thread = threading.Thread(target=killer)
+    thread.start()
+    t0 = time.monotonic()
+    proc = run_cli("run", "gsm8k", "--serve", command, "--limit", 60, "--max-restarts", 2, "--data-dir", data_dir,
+                   "--run-dir", folder)
+    thread.join()
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    (event,) = json.loads((folder / "manifest.json").read_text())["server_restarts"]
+    assert event["outcome"] == "given up" and event["attempts"] == 2
+    assert len(event["failed_starts"]) == 2 and all("the GPU is gone" in f for f in event["failed_starts"])
+    assert time.monotonic() - t0 >= 0.5 + 1.0   # the back-off between the tries
+    assert "--max-restarts 2" in proc.stderr
+    assert 5 <= lines(folder / "records.jsonl") < 60
