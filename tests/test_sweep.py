@@ -71,7 +71,10 @@ def test_an_interrupted_sweep_goes_on_without_redoing_a_finished_setting(tmp_pat
     assert proc.returncode == 130, err[-3000:]
     assert not alive(pid)
     assert f"--resume {root}" in err
-    again = run_cli(*args)
+    # the command the interrupted run printed: the sweep, resumed from that run's folder
+    printed = [line.strip() for line in err.splitlines() if line.strip().startswith("evalsuite sweep")]
+    assert printed and printed[0].endswith(f"--resume {root / '02-worse'}"), err[-2000:]
+    again = run_cli(*shlex.split(printed[0])[1:])
     assert again.returncode == 0, again.stderr[-3000:]
     assert "01-good" in again.stderr and "not run again" in again.stderr
     # the first setting: not asked again, its folder untouched
