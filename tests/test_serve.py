@@ -367,3 +367,11 @@ def test_a_server_that_cannot_be_restarted_stops_the_run_with_what_each_start_sa
     assert time.monotonic() - t0 >= 0.5 + 1.0   # the back-off between the tries
     assert "--max-restarts 2" in proc.stderr
     assert 5 <= lines(folder / "records.jsonl") < 60
+
+
+def test_lossless_takes_an_endpoint_or_a_serve_command_per_side(tmp_path):
+    both = run_cli("lossless", "gsm8k", "--baseline-endpoint", "http://127.0.0.1:1/v1", "--baseline-serve",
+                   "x --port {port}", "--candidate-endpoint", "http://127.0.0.1:1/v1", "--run-dir", tmp_path / "l")
+    assert both.returncode == 2 and "--baseline-endpoint URL or --baseline-serve COMMAND" in both.stderr
+    neither = run_cli("lossless", "gsm8k", "--baseline-serve", "x --port {port}", "--run-dir", tmp_path / "l")
+    assert neither.returncode == 2 and "--candidate-endpoint URL or --candidate-serve COMMAND" in neither.stderr
