@@ -491,6 +491,12 @@ class Supervisor:
         """From the runner, once its Scheduler exists: watch from now on."""
         self.scheduler = scheduler
         self.task = asyncio.get_running_loop().create_task(self.watch())
+        self.task.add_done_callback(self._watch_ended)
+
+    def _watch_ended(self, task: asyncio.Task) -> None:
+        if not task.cancelled() and task.exception() is not None:   # a bug here must not pass unseen
+            print(f"warning: the managed server is no longer watched ({type(task.exception()).__name__}: "
+                  f"{task.exception()}); a crash will not be restarted", file=sys.stderr)
 
     async def close(self) -> None:
         if self.task is not None:
