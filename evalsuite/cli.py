@@ -56,6 +56,10 @@ def run(
     timeout: float = typer.Option(600.0, help="Seconds one request may take, start to end."),
     max_retries: int = typer.Option(5, min=0, metavar="N", help="Retries per item for 429, 5xx, timeouts and torn streams."),
     max_downtime: float = typer.Option(300.0, help="Stop the run when an endpoint has not answered for this many seconds."),
+    serve: Optional[str] = typer.Option(None, metavar="COMMAND", help='Start this server command for the run, watch it, restart it if it dies, stop it at the end; {port} is filled with a free port (docs/engines.md). E.g. "llama-server -m model.gguf --port {port}".'),
+    serve_timeout: float = typer.Option(600.0, help="With --serve: seconds the server may take to become ready."),
+    max_restarts: int = typer.Option(3, min=0, metavar="N", help="With --serve: restarts of a server that dies or hangs before the run stops (exit 3)."),
+    serve_hang_timeout: float = typer.Option(120.0, help="With --serve: a server whose /v1/models has not answered for this many seconds is killed and restarted."),
     stream: bool = typer.Option(True, help="Stream responses (time to first token). --no-stream for servers whose streams lack usage."),
     label: Optional[str] = typer.Option(None, help="A name for this run in comparisons (e.g. spec-on, IQ3_XXS)."),
     api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the API key (default OPENAI_API_KEY). Keys are never written anywhere."),
@@ -84,6 +88,10 @@ def run(
             _fail(f"--extra-body is not valid JSON: {e}")
         if not isinstance(extra, dict):
             _fail("--extra-body must be a JSON object")
+    if serve and endpoint:
+        _fail("give either --endpoint or --serve, not both: --serve starts the server and asks it")
+    if not serve and not endpoint and model:
+        serve = _embedded_server(pack, model, concurrency, max_tokens)
     from .tasks.file import is_file_pack
 
     # a file pack's folder is named by the file's stem (a path given would nest folders)
@@ -106,7 +114,7 @@ def run(
     except ValueError as e:
         _fail(str(e))
     settings = RunSettings(
-        pack=pack, endpoints=tuple(endpoint or [DEFAULT_ENDPOINT]), run_dir=folder, model=model, api=api,
+        pack=pack, endpoints=() if serve else tuple(endpoint or [DEFAULT_ENDPOINT]), run_dir=folder, model=model, api=api,
         decoding=Decoding(temperature=temperature, top_p=top_p, seed=request_seed, max_tokens=max_tokens,
                           stop=tuple(stop), reasoning_effort=reasoning_effort, logprobs=logprobs, extra_body=extra),
         concurrency=concurrency, timeout=timeout, retry=RetryPolicy(max_retries=max_retries),
@@ -116,12 +124,40 @@ def run(
         resume=resume is not None, retry_errors=retry_errors, api_key_env=api_key_env, quiet=quiet,
         check_model=check_model, stream=stream, argv=tuple(["evalsuite"] + sys.argv[1:]),
         file_options=file_options, judge=judge,
+        serve=serve, serve_timeout=serve_timeout, max_restarts=max_restarts,
+        serve_hang_timeout=serve_hang_timeout,
     )
     try:
         code = run_pack(settings)
     except UsageError as e:
         _fail(str(e))
     raise typer.Exit(code)
+
+
+def _embedded_server(pack: str, model: str, concurrency: int, max_tokens: Optional[int]) -> Optional[str]:
+    """`run PACK --model FILE.gguf` with no endpoint and nothing on the default port: the
+    llama-server command evalsuite starts itself (None: ask the default endpoint as before)."""
+    if not model.lower().endswith(".gguf"):
+        return None
+    from .serve import embedded_command, something_listens
+
+    if something_listens(DEFAULT_ENDPOINT):
+        return None
+    if not Path(model).is_file():
+        _fail(f"--model {model}: no such GGUF file (and nothing answers at {DEFAULT_ENDPOINT})")
+    if max_tokens is None:
+        from .tasks import UnknownPackError, get_pack
+
+        try:
+            max_tokens = get_pack(pack).max_tokens
+        except UnknownPackError as e:
+            _fail(str(e))
+    from .errors import UsageError
+
+    try:
+        return embedded_command(model, concurrency, max_tokens or 1024)
+    except UsageError as e:
+        _fail(str(e))
 
 
 @app.command()
@@ -249,8 +285,12 @@ def diff_cmd(
 @app.command()
 def lossless(
     pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name."),
-    baseline_endpoint: str = typer.Option(..., help="Base URL of the reference server (e.g. speculation off)."),
-    candidate_endpoint: str = typer.Option(..., help="Base URL of the server under test (e.g. speculation on)."),
+    baseline_endpoint: Optional[str] = typer.Option(None, help="Base URL of the reference server (e.g. speculation off)."),
+    candidate_endpoint: Optional[str] = typer.Option(None, help="Base URL of the server under test (e.g. speculation on)."),
+    baseline_serve: Optional[str] = typer.Option(None, metavar="COMMAND", help='Instead of --baseline-endpoint: start this server command for the baseline run ({port} = a free port), e.g. "llama-server -m m.gguf --port {port}".'),
+    candidate_serve: Optional[str] = typer.Option(None, metavar="COMMAND", help="Instead of --candidate-endpoint: start this server command for the candidate run (after the baseline's is stopped)."),
+    serve_timeout: float = typer.Option(600.0, help="With --*-serve: seconds a server may take to become ready."),
+    max_restarts: int = typer.Option(3, min=0, metavar="N", help="With --*-serve: restarts of a server that dies or hangs before its run stops."),
     limit: Optional[int] = typer.Option(None, min=1, metavar="N", help="Only the first N items."),
     subset: Optional[str] = typer.Option(None, help="Comma-separated subsets of the pack."),
     data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder laid out like shared/data."),
@@ -282,7 +322,44 @@ def lossless(
         model=model, api=api, max_tokens=max_tokens, logprobs=logprobs, extra_body=extra_body,
         concurrency=concurrency, timeout=timeout, stream=stream, run_dir=run_dir, tau=tau, precision=precision,
         json_path=json_out, html_path=html, fail_on=fail_on, rescore=rescore, quiet=quiet,
-        argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors), echo=typer.echo))
+        argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors,
+        baseline_serve=baseline_serve, candidate_serve=candidate_serve, serve_timeout=serve_timeout,
+        max_restarts=max_restarts), echo=typer.echo))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def sweep(
+    ctx: typer.Context,
+    pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name."),
+    serve: str = typer.Option(..., metavar="COMMAND", help='Server command with placeholders, e.g. "llama-server -m {model} --port {port}" ({port}: a free port).'),
+    set_: List[str] = typer.Option([], "--set", metavar="NAME=V1,V2", help="Values of one placeholder; repeat for more (crossed)."),
+    settings: Optional[Path] = typer.Option(None, metavar="FILE.toml", help="Settings from a TOML file: [set] NAME = [...] (crossed) and/or [[setting]] tables."),
+    run_dir: Optional[Path] = typer.Option(None, help="Folder of the sweep (default results/sweep-<pack>-<time>); the same folder again continues it."),
+    resume: Optional[Path] = typer.Option(None, help="Continue the sweep in this folder (or the run folder of one of its settings)."),
+    report: Optional[Path] = typer.Option(None, help="The HTML report of all settings (default RUN_DIR/report.html)."),
+) -> None:
+    """One managed server and one run per setting (e.g. per quant), then the compare table and a report.
+    Every other option is passed to each `evalsuite run` as typed (--limit, --data-dir, --max-tokens, ...)."""
+    from .sweep import sweep_main
+
+    if resume and run_dir:
+        _fail("give either --run-dir or --resume, not both")
+    raise typer.Exit(sweep_main(pack, serve, set_, settings, list(ctx.args), run_command=_run_command, run_dir=run_dir,
+                                resume=resume, report=report, quiet="--quiet" in ctx.args or "-q" in ctx.args))
+
+
+def _run_command(args: List[str]) -> int:
+    """`evalsuite run ARGS` in this process (for sweep): its exit code."""
+    import click
+
+    command = typer.main.get_command(app).commands["run"]
+    try:
+        return int(command.main(args=args, prog_name="evalsuite run", standalone_mode=False) or 0)
+    except click.exceptions.Exit as e:
+        return int(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        return 2
 
 
 @app.command("svg-render")

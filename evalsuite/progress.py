@@ -142,7 +142,9 @@ class Progress:
         for endpoint in list(self.states.endpoints):
             url = endpoint.url
             since = self.states.down_since.get(url)
-            if url in self.states.retired:
+            if url in (getattr(self.states, "restarting", None) or ()):   # a managed server (evalsuite.serve)
+                state = "restarting"
+            elif url in self.states.retired:
                 state = "out of rotation" + (f" for {clock(now - since)}" if since is not None else "")
             elif since is not None:
                 state = f"DOWN for {clock(now - since)}"

@@ -60,6 +60,12 @@ class RunSettings:
     argv: tuple[str, ...] = ()
     file_options: Any = None       # tasks.file.FileOptions for a PACK that is a file or hf:NAME
     judge: Any = None              # judge.JudgeSettings: --judge-endpoint (evalsuite/judge.py)
+    # a managed server (evalsuite.serve): the command evalsuite starts, watches and restarts
+    serve: str | None = None
+    serve_timeout: float = 600.0
+    max_restarts: int = 3
+    serve_hang_timeout: float = 120.0
+    managed: Any = None          # its Supervisor, set by serve.serve_and_run while the run goes
 
 
 # ----------------------------------------------------------------------------- items
@@ -184,6 +190,8 @@ class Scheduler:
         # replicas taken out of the rotation: url -> when, why (back in when they answer again)
         self.retired: dict[str, dict[str, Any]] = {}
         self.in_flight = 0
+        # managed servers being restarted (evalsuite.serve): their workers hold their requests
+        self.restarting: set[str] = set()
         # responses whose logprobs were partly missing (speculative tokens), for the manifest
         self.logprobs_missing = {"tokens": 0, "items": 0}
 
@@ -325,6 +333,8 @@ class Scheduler:
         first_failure: float | None = None    # when the retry budget (max_total) started
         unreachable_since: float | None = None  # this item's current streak of "cannot connect"
         while True:
+            while endpoint.url in self.restarting and self.stopped_reason is None:
+                await asyncio.sleep(0.1)   # sent once, to the restarted server
             attempt += 1
             try:
                 response = await endpoint.complete(request, self.model, settings.decoding)
@@ -335,6 +345,9 @@ class Scheduler:
                     # it (up to --max-downtime) instead of recording every item as an error.
                     down_since = self.down_since.get(endpoint.url) or now
                     self.down_since[endpoint.url] = down_since
+                    if endpoint.url in self.restarting:   # a managed server coming back: its supervisor bounds this
+                        self.down_since[endpoint.url] = down_since = now
+                        unreachable_since = None
                     if len(self.endpoints) > 1 and self.others_answer(endpoint.url):
                         # a replica died while others answer: they take its items
                         raise ReplicaDown(error.message)
@@ -535,6 +548,8 @@ async def _run_async(settings: RunSettings) -> int:
                 raise UsageError(str(e)) from None
         manifest = dict(make_manifest(settings, pack, items, served, model), engine=engine)
         manifest, done = prepare_run_dir(settings, manifest)
+        if settings.managed is not None:
+            manifest = settings.managed.annotate(manifest)
         write_json_atomic(settings.run_dir / MANIFEST, manifest)
         if pack.needs_sympy:   # importing sympy takes 1-2 s: not on the first item's grade
             from .graders import sandbox
@@ -558,6 +573,8 @@ async def _run_async(settings: RunSettings) -> int:
         writer = RecordWriter(settings.run_dir / RECORDS)
         scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
         progress.watch(scheduler)
+        if settings.managed is not None:   # evalsuite.serve: restarts its server when it dies
+            settings.managed.attach(scheduler)
         # the servers' own draft counters around the run: did speculation engage (docs/engines.md)
         spec_before = await asyncio.to_thread(_speculation_counters, endpoints)
         status = "interrupted"
@@ -581,6 +598,8 @@ async def _run_async(settings: RunSettings) -> int:
             if status != "interrupted":
                 manifest = dict(manifest, speculation=_speculation_report(
                     spec_before, await asyncio.to_thread(_speculation_counters, endpoints)))
+            if settings.managed is not None:
+                manifest = settings.managed.annotate(manifest)   # its restarts
             # status stays "interrupted" when we leave through a cancellation (Ctrl-C, SIGTERM)
             summary = finish_run(settings.run_dir, manifest, [i.id for i in items], status)
         if scheduler.stopped_reason:
@@ -612,7 +631,11 @@ async def _run_async(settings: RunSettings) -> int:
 def run(settings: RunSettings) -> int:
     """Run and return the exit code. Ctrl-C / SIGTERM stop cleanly with everything saved."""
     loop = asyncio.new_event_loop()
-    main = loop.create_task(_run_async(settings))
+    if settings.serve:
+        from .serve import serve_and_run
+        main = loop.create_task(serve_and_run(settings, _run_async))
+    else:
+        main = loop.create_task(_run_async(settings))
     interrupted = []
 
     def interrupt(signum: int) -> None:

@@ -128,6 +128,7 @@ def build_report(runs: Sequence[Run], *, diff: Path | None = None, samples: int 
         divergences=divergences(diff) if diff is not None else None, n_items=len(cmp.alignment.ids),
         transcripts=[transcript(i, runs, names) for i in sample_ids(runs, cmp.alignment.ids, samples)],
         judged=judged_section(runs, names),
+        restarts=server_restarts(runs, names),
     )
 
 
@@ -148,6 +149,12 @@ def judged_section(runs: Sequence[Run], names: Sequence[str]) -> dict[str, Any] 
     return {"note": "; ".join(counts) + ". Not in the figures above: they are the rule verdicts "
                     "(compare / gate --use-judge count the judge).",
             "table": table(["run", "item", "rules", "judge", "reason"], rows, text_columns=5)}
+
+
+def server_restarts(runs: Sequence[Run], names: Sequence[str]) -> list[dict[str, Any]]:
+    """Each managed-server restart of each run (manifest `server_restarts`, evalsuite.serve)."""
+    return [{"run": name, "at": e.get("at"), "reason": e.get("reason"), "outcome": e.get("outcome")}
+            for run, name in zip(runs, names) for e in run.manifest.get("server_restarts") or ()]
 
 
 def report_main(

@@ -127,6 +127,12 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     if missing.get("items"):
         lines.append(f"logprobs partly missing: {missing['tokens']} token(s) on {missing['items']} item(s) came without "
                      "a number (speculative tokens: llama-server sends none); they are never read as certain")
+    restarts = (manifest or {}).get("server_restarts") or []
+    if restarts:   # evalsuite.serve: the managed server died or hung and was restarted
+        lines.append(f"server restarts: {len(restarts)} (the items in flight were asked again; nothing recorded was lost)")
+        for e in restarts:
+            back = f", back in {e['ready_after_s']:.1f} s" if e.get("ready_after_s") is not None else ""
+            lines.append(f"  {e.get('at')}: the server {e.get('reason')} -> {e.get('outcome')}{back}")
     subsets = summary.get("subsets") or []
     if len(subsets) > 1:
         width = max(len("subset"), *(len(s["subset"]) for s in subsets))

@@ -54,6 +54,11 @@ class LosslessSettings:
     argv: tuple[str, ...] = ()
     resume: Path | None = None       # the lossless folder, or its baseline/candidate run folder
     retry_errors: bool = False
+    # managed servers (evalsuite.serve): started for their run, one at a time, instead of an endpoint
+    baseline_serve: str | None = None
+    candidate_serve: str | None = None
+    serve_timeout: float = 600.0
+    max_restarts: int = 3
 
 
 def parse_extra_body(value: str | dict | None) -> dict:
@@ -79,7 +84,7 @@ def lossless_root(s: LosslessSettings) -> Path:
     return s.run_dir or Path("results") / f"lossless-{s.pack}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
+def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: Path):
     from ..client import Decoding
     from ..runner import RunSettings
 
@@ -89,10 +94,12 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
     # The runner prints `argv` + `--resume <this run folder>` after an interruption: that is a
     # lossless command this function accepts (lossless_root), so argv is the lossless command as typed.
     resume = s.resume is not None and (folder / "manifest.json").exists()
-    return RunSettings(pack=s.pack, endpoints=(endpoint,), run_dir=folder, model=s.model, api=s.api, decoding=decoding,
+    serve = s.baseline_serve if role == "baseline" else s.candidate_serve
+    return RunSettings(pack=s.pack, endpoints=(endpoint,) if endpoint and not serve else (), run_dir=folder, model=s.model, api=s.api, decoding=decoding,
                        concurrency=s.concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
                        limit=s.limit, label=role, quiet=s.quiet, stream=s.stream, argv=s.argv,
-                       resume=resume, retry_errors=resume and s.retry_errors)
+                       resume=resume, retry_errors=resume and s.retry_errors,
+                       serve=serve, serve_timeout=s.serve_timeout, max_restarts=s.max_restarts)
 
 
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
@@ -133,6 +140,11 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     2 bad usage / runs not comparable, 3 an endpoint went down (as `evalsuite run`)."""
     from ..runner import EXIT_ERRORS, EXIT_OK as RUN_OK, UsageError, run
 
+    for role, endpoint, serve in (("baseline", s.baseline_endpoint, s.baseline_serve),
+                                  ("candidate", s.candidate_endpoint, s.candidate_serve)):
+        if bool(endpoint) == bool(serve):
+            print(f"error: give --{role}-endpoint URL or --{role}-serve COMMAND (one of them)", file=sys.stderr)
+            return EXIT_USAGE
     if s.resume is not None and s.run_dir is not None and Path(s.run_dir) != lossless_root(s):
         print("error: give either --run-dir or --resume, not both", file=sys.stderr)
         return EXIT_USAGE
@@ -154,7 +166,7 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     try:
         for role, endpoint in (("baseline", s.baseline_endpoint), ("candidate", s.candidate_endpoint)):
             if not s.quiet:
-                print(f"{role}: {endpoint} -> {folders[role]}", file=sys.stderr)
+                print(f"{role}: {endpoint or 'managed server'} -> {folders[role]}", file=sys.stderr)
             codes[role] = run(run_settings(s, role, endpoint, folders[role]))
             if codes[role] not in (RUN_OK, EXIT_ERRORS):
                 print(f"error: the {role} run did not finish (exit {codes[role]}); its records are in {folders[role]}",
@@ -171,9 +183,18 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     if ((speculation["baseline"] or {}).get("during_run") or {}).get("drafted", 0) > 0:
         echo("warning: the baseline drafted tokens: run the baseline with speculation off, or its logprobs "
              "may be missing where drafts were accepted")
-    code = diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
-                     json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
-                     rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo)
+    from ..serve import ServerFailed, run_with_server
+
+    try:   # a managed baseline is started again for the re-scoring, when asked for
+        code = run_with_server(
+            s.baseline_serve if s.rescore else None, folders["baseline"], log_name="server-rescore.log",
+            ready_timeout=s.serve_timeout, quiet=s.quiet,
+            fn=lambda url: diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
+                                     json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
+                                     rescore_endpoint=(url or s.baseline_endpoint) if s.rescore else None, echo=echo))
+    except ServerFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
         from ..manifest import resume_command
 
