@@ -64,6 +64,9 @@ class Pack:
     # grading may need the sympy worker (symbolic answers): the runner calls
     # evalsuite.graders.sandbox.prestart() when a run starts, so item one does not wait ~1.5 s
     needs_sympy: bool = False
+    # what the pack reads under a data folder (`evalsuite tasks` says whether it is there);
+    # () for a pack with no data files, None for one that does not say
+    data_paths: tuple[str, ...] | None = None
 
     def template_hash(self, fewshot: int = 0) -> str:
         return hashlib.sha256(f"{self.template}\x00fewshot={fewshot}".encode()).hexdigest()[:16]

@@ -105,7 +105,8 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
         lines.append(f"logprobs partly missing: {missing['tokens']} token(s) on {missing['items']} item(s) came without "
                      "a number (speculative tokens: llama-server sends none); they are never read as certain")
     subsets = summary.get("subsets") or []
-    if len(subsets) > 1:
+    # one subset is shown too when categories follow: a category row alone hides what it holds
+    if len(subsets) > 1 or (subsets and summary.get("categories")):
         width = max(len("subset"), *(len(s["subset"]) for s in subsets))
         lines.append("")
         lines.append(f"{'subset'.ljust(width)}  {'n':>5}  {'acc':>6}  {'95% CI':>13}  unext  trunc  err")
