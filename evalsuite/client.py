@@ -209,6 +209,16 @@ class _StreamFailed(Exception):
         self.error, self.opened = error, opened
 
 
+class _Attempt:
+    """One send of a request in flight: when a byte last arrived on it, and why it was cut."""
+
+    __slots__ = ("last", "abandoned")
+
+    def __init__(self, now: float):
+        self.last = now
+        self.abandoned: str | None = None
+
+
 class Endpoint:
     """One OpenAI-compatible base URL. Streamed requests (the hot path, one per item) speak SSE
     over aiohttp directly; the openai SDK does the rest (model listing, unstreamed requests)
@@ -225,10 +235,10 @@ class Endpoint:
         self._sdk = None
         self._session = None
         # What the runner's watchdog reads (docs/reliability.md, "A server that stops answering"):
-        # streamed attempts open now, and when a byte last arrived on any of them (or one was sent).
+        # attempts open now, and when a byte last arrived on any of them (or one was sent).
         self.in_flight = 0
         self.last_activity = time.monotonic()
-        self._attempts: dict[asyncio.Task, str | None] = {}   # attempt -> why it was abandoned (None: not)
+        self._attempts: dict[asyncio.Task, _Attempt] = {}
         self._old_sessions: list[Any] = []
 
     @property
@@ -329,7 +339,7 @@ class Endpoint:
         coroutine is made only once the time left is known: a deadline already passed must not
         leave a coroutine that is never awaited."""
         task = asyncio.ensure_future(make())
-        self._attempts[task] = None
+        self._attempts[task] = _Attempt(time.monotonic())
         self.in_flight += 1
         self.last_activity = time.monotonic()
         try:
@@ -341,7 +351,8 @@ class Endpoint:
                 self.last_activity = time.monotonic()
             raise
         except asyncio.CancelledError:
-            reason = self._attempts.get(task)
+            state = self._attempts.get(task)
+            reason = state.abandoned if state is not None else None
             current = asyncio.current_task()
             if reason is None or (current is not None and current.cancelling()):
                 raise   # the run itself is being cancelled (Ctrl-C, SIGTERM)
@@ -356,15 +367,19 @@ class Endpoint:
         connections are dropped too, so nothing is sent again on one that leads to the old server.
         Returns how many were cut."""
         cut = 0
-        for task in list(self._attempts):
+        for task, state in list(self._attempts.items()):
             if not task.done():
-                self._attempts[task] = reason
+                state.abandoned = reason
                 task.cancel()
                 cut += 1
         if self._session is not None:
             self._old_sessions.append(self._session)   # closed by close(): its cut attempts are still unwinding
             self._session = None
         return cut
+
+    def longest_silence(self, now: float) -> float:
+        """Seconds since the quietest attempt in flight last received a byte (0 with none)."""
+        return max((now - a.last for a in self._attempts.values()), default=0.0)
 
     async def probe(self, timeout: float) -> None:
         """GET /models on a new connection (not one from the pool, which may lead to a server that
@@ -379,6 +394,8 @@ class Endpoint:
                         await reply.content.read(64 * 1024)
                         if reply.status >= 500:
                             raise EndpointError("server_error", f"GET /models answered HTTP {reply.status}", reply.status)
+        except TimeoutError:   # (an OSError too, so first)
+            raise EndpointError("timeout", f"no answer within {timeout:g} s") from None
         except (aiohttp.ClientError, OSError) as e:
             raise self._transport_error(e, False) from None
 
@@ -554,9 +571,10 @@ class Endpoint:
             buffer = b""
             data: list[bytes] = []
             event = None
-            self.last_activity = time.monotonic()
+            attempt = self._attempts.get(asyncio.current_task()) or _Attempt(0.0)
+            self.last_activity = attempt.last = time.monotonic()
             async for block in response.content.iter_any():
-                self.last_activity = time.monotonic()
+                self.last_activity = attempt.last = time.monotonic()
                 buffer += block
                 lines = buffer.split(b"\n")
                 buffer = lines.pop()

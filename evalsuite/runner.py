@@ -189,10 +189,11 @@ class ReplicaDown(Exception):
 
 
 DOWN_POLL_S = 5.0  # longest wait between two tries of an endpoint that does not answer
-# The watchdog (docs/reliability.md, "A server that stops answering"): an endpoint with requests in
-# flight and nothing arriving on any of them for STALL_S, or one a request could not connect to,
-# is probed (GET /models on a new connection, PROBE_TIMEOUT_S); if that fails it is DOWN and its
-# requests in flight are cut, to be sent again once a probe (every WATCH_TICK_S) answers.
+# The watchdog (docs/reliability.md, "A server that stops answering"): an endpoint with a request
+# in flight that has received nothing for STALL_S, or one a request could not connect to, is
+# probed (GET /models on a new connection, PROBE_TIMEOUT_S; at most once per STALL_S while it
+# answers); if that fails it is DOWN and its requests in flight are cut, to be sent again once a
+# probe (every WATCH_TICK_S while it is down) answers.
 STALL_S = 5.0
 PROBE_TIMEOUT_S = 3.0
 WATCH_TICK_S = 0.5
@@ -221,10 +222,14 @@ class Scheduler:
         self.logprobs_missing = {"tokens": 0, "items": 0}
         self.answering: dict[str, asyncio.Event] = {}   # per endpoint: set while it is not down
         self._probing: set[str] = set()
+        self._answered_probe: dict[str, float] = {}     # url -> when a probe of it last answered
 
     def mark_down(self, url: str, since: float) -> None:
+        was_up = self.down_since.get(url) is None
         self.down_since[url] = self.down_since.get(url) or since
         self.answering.setdefault(url, asyncio.Event()).clear()
+        if was_up:
+            self.progress.endpoints_changed()
 
     def mark_up(self, url: str) -> None:
         self.down_since[url] = None
@@ -240,7 +245,10 @@ class Scheduler:
                 if url in self._probing or url in self.retired:
                     continue
                 down = self.down_since.get(url) is not None
-                stalled = endpoint.in_flight > 0 and now - endpoint.last_activity >= STALL_S
+                # one silent request is enough: a SIGTERMed llama-server finishes the answer it is
+                # writing (up to ~30 s) while the ones queued behind it never get one
+                stalled = (endpoint.in_flight > 0 and endpoint.longest_silence(now) >= STALL_S
+                           and now - self._answered_probe.get(url, -STALL_S) >= STALL_S)
                 if down or stalled:
                     self._probing.add(url)
                     task = asyncio.create_task(self.probe(endpoint, stalled))
@@ -257,13 +265,13 @@ class Scheduler:
                 why = e.message if isinstance(e, EndpointError) else f"no answer within {PROBE_TIMEOUT_S:g} s"
                 self.mark_down(url, silent_since if stalled else time.monotonic())
                 cut = endpoint.abandon_in_flight(
-                    f"{url} stopped answering: nothing arrived on its streams for "
-                    f"{time.monotonic() - silent_since:.0f} s and GET /models failed ({why})")
+                    f"{url} stopped answering: a request in flight received nothing for "
+                    f"{endpoint.longest_silence(time.monotonic()):.0f} s and GET /models failed ({why})")
                 if cut and not self.settings.quiet:
                     print(f"{redact_url(url)} stopped answering (GET /models: {why}); {cut} request(s) in flight "
                           f"cut, to be sent again when it answers", file=sys.stderr)
                 return
-            endpoint.last_activity = time.monotonic()   # it answers: busy, not stuck (probe again after STALL_S)
+            self._answered_probe[url] = time.monotonic()   # it answers: busy, not stuck
             if self.down_since.get(url) is not None:
                 self.mark_up(url)
         finally:
