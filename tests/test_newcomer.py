@@ -197,3 +197,15 @@ def test_subset_bars_at_zero_are_labelled_not_an_empty_frame(tmp_path):
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.texts] == ["0%"] * 4
     assert "0%" in ax.get_title()
+
+
+def test_limit_items_spreads_over_subsets_without_data():
+    from evalsuite.runner import limit_items
+    from evalsuite.tasks.pack import Item
+
+    items = [Item(f"{s}/{n}", s, "q", "A") for s in ("a", "b", "c") for n in range(5)]
+    assert [i.id for i in limit_items(items, 7, stratified=True)] == \
+        ["a/0", "a/1", "a/2", "b/0", "b/1", "c/0", "c/1"]
+    assert [i.id for i in limit_items(items, 3)] == ["a/0", "a/1", "a/2"]       # a plain pack: the first N
+    uneven = [Item("a/0", "a", "q", "A")] + [Item(f"b/{n}", "b", "q", "A") for n in range(5)]
+    assert [i.id for i in limit_items(uneven, 4, stratified=True)] == ["a/0", "b/0", "b/1", "b/2"]

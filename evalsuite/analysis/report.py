@@ -98,7 +98,8 @@ def transcript(item_id: str, runs: Sequence[Run], names: Sequence[str]) -> dict[
         sides.append({
             "name": name, "outcome": str(record.get("outcome")), "extracted": short(record.get("extracted")),
             "tokens": "output tokens n/a (no usage)" if tokens is None else f"{number(tokens)} output tokens",
-            "time": "time n/a" if timing.get("total_s") is None else seconds(timing["total_s"]),
+            # this item's request latency (timing.total_s), named so: the tables' time/item may be the server's
+            "time": "latency n/a" if timing.get("total_s") is None else f"latency {seconds(timing['total_s'])}",
             "error": (f"error {error.get('kind')}: {clip(str(error.get('message')), MAX_ANSWER_CHARS)}"
                       if isinstance(error, dict) else None),
             "reasoning": clip(reasoning, MAX_REASONING_CHARS), "reasoning_chars": f"{len(reasoning):,}",
