@@ -51,10 +51,9 @@ def test_sigterm_of_llama_server_mid_run_is_shown_down_and_the_run_finishes_afte
             if exited_after is None and old.proc.poll() is not None:
                 exited_after = time.monotonic() - stopped
             time.sleep(0.1)
-        lingering = old.proc.poll() is None      # what llama-server does with its silent requests
         recorded_before = count_lines(folder / "records.jsonl")
-        # same port, same URL, the old process still there with its silent connections (its
-        # listening socket is closed, so the port can be bound again)
+        # same port, same URL; the old process may still be there (before the watchdog it stayed,
+        # holding its silent connections; its listening socket is closed, so the port is free)
         new = LlamaCppServer(gguf, port=old.port).start()
         restarted = time.monotonic()
         proc.wait(timeout=TIMEOUT + 120)
