@@ -221,7 +221,7 @@ class Scheduler:
         # responses whose logprobs were partly missing (speculative tokens), for the manifest
         self.logprobs_missing = {"tokens": 0, "items": 0}
         self.answering: dict[str, asyncio.Event] = {}   # per endpoint: set while it is not down
-        self._probing: set[str] = set()
+        self._probing: dict[str, int] = {}               # url -> probes of it in flight
         self._answered_probe: dict[str, float] = {}     # url -> when a probe of it last answered
 
     def mark_down(self, url: str, since: float) -> None:
@@ -242,15 +242,18 @@ class Scheduler:
             now = time.monotonic()
             for endpoint in self.endpoints:
                 url = endpoint.url
-                if url in self._probing or url in self.retired:
+                probing = self._probing.get(url, 0)
+                if url in self.retired:
                     continue
                 down = self.down_since.get(url) is not None
                 # one silent request is enough: a SIGTERMed llama-server finishes the answer it is
                 # writing (up to ~30 s) while the ones queued behind it never get one
                 stalled = (endpoint.in_flight > 0 and endpoint.longest_silence(now) >= STALL_S
                            and now - self._answered_probe.get(url, -STALL_S) >= STALL_S)
-                if down or stalled:
-                    self._probing.add(url)
+                # a down endpoint gets a new probe every tick even while older ones wait out their
+                # timeout (a hung server that answers again is seen within a tick, not a timeout)
+                if (down and probing < PROBE_TIMEOUT_S / WATCH_TICK_S) or (stalled and not probing):
+                    self._probing[url] = probing + 1
                     task = asyncio.create_task(self.probe(endpoint, stalled))
                     self.pending_probes.add(task)
                     task.add_done_callback(self.pending_probes.discard)
@@ -258,10 +261,13 @@ class Scheduler:
     async def probe(self, endpoint: Endpoint, stalled: bool) -> None:
         url = endpoint.url
         silent_since = endpoint.last_activity
+        started = time.monotonic()
         try:
             try:
                 await endpoint.probe(PROBE_TIMEOUT_S)
             except (EndpointError, asyncio.TimeoutError) as e:
+                if self._answered_probe.get(url, float("-inf")) > started:
+                    return   # a later probe has answered since: this one's news is old
                 why = e.message if isinstance(e, EndpointError) else f"no answer within {PROBE_TIMEOUT_S:g} s"
                 self.mark_down(url, silent_since if stalled else time.monotonic())
                 cut = endpoint.abandon_in_flight(
@@ -275,7 +281,7 @@ class Scheduler:
             if self.down_since.get(url) is not None:
                 self.mark_up(url)
         finally:
-            self._probing.discard(url)
+            self._probing[url] -= 1
 
     async def run(self, items) -> None:
         queue: asyncio.Queue = asyncio.Queue()
