@@ -28,7 +28,7 @@ def run(
     model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists)."),
     api: str = typer.Option("chat", help="chat (chat completions) or completions (raw prompt)."),
     concurrency: int = typer.Option(4, min=1, metavar="N", help="Requests in flight per endpoint."),
-    limit: Optional[int] = typer.Option(None, min=1, metavar="N", help="Only the first N items (after --subset/--per-subset)."),
+    limit: Optional[int] = typer.Option(None, min=1, metavar="N", help="Only the first N items (after --subset/--per-subset); of a preset or with --per-subset, N spread over the subsets."),
     subset: Optional[str] = typer.Option(None, help="Comma-separated subsets (or groups) of the pack."),
     per_subset: Optional[int] = typer.Option(None, min=1, metavar="N", help="Seeded stratified subsample: N items per subset."),
     seed: int = typer.Option(0, help="Seed of the --per-subset subsample."),
@@ -183,7 +183,9 @@ def show(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run fold
 
 
 @app.command()
-def tasks() -> None:
+def tasks(
+    data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="The data folder `run` would read (default: the hub)."),
+) -> None:
     """List the packs and presets, their item counts and where their data comes from."""
     from .tasks import get_pack, pack_names
 
@@ -192,7 +194,8 @@ def tasks() -> None:
 
     packs = [(name, get_pack(name)) for name in pack_names()] + [(name, make()) for name, make in PRESETS.items()]
     for name, pack in packs:
-        rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source))
+        rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source,
+                     data_origin(pack.data_paths, data_dir)))
     from .tasks.plugins import PluginError, plugin_packs
 
     broken = []
@@ -203,15 +206,31 @@ def tasks() -> None:
             broken.append(str(e))
             continue
         rows.append((name, "" if pack.count is None else str(pack.count), pack.description,
-                     f"{pack.source} -- from {plugin.source}"))
+                     f"{pack.source} -- from {plugin.source}", data_origin(pack.data_paths, data_dir)))
     width = max(len(r[0]) for r in rows)
     typer.echo(f"{'pack'.ljust(width)}  {'items':>6}  description / data")
-    for name, count, desc, source in rows:
+    for name, count, desc, source, origin in rows:
         typer.echo(f"{name.ljust(width)}  {count:>6}  {desc}")
         typer.echo(f"{''.ljust(width)}  {'':>6}  data: {source}")
+        if origin:
+            typer.echo(f"{''.ljust(width)}  {'':>6}  from: {origin}")
     for message in broken:
         typer.echo(f"skipped: {message}", err=True)
     typer.echo("your own questions: evalsuite run FILE.jsonl|.json|.csv|.parquet|.toml, or hf:OWNER/NAME (docs/own-data.md)")
+
+
+def data_origin(data_paths: Optional[tuple], data_dir: Optional[Path]) -> Optional[str]:
+    """Where `run` would take a pack's data from, with this data folder (None: the pack does not say)."""
+    if data_paths is None:
+        return None
+    if not data_paths:
+        return "built in (no data files)"
+    if data_dir is None:
+        return "the hub / the pack's URLs (no --data-dir or EVALSUITE_DATA_DIR; offline, pass one)"
+    missing = [p for p in data_paths if not (data_dir / p).exists()]
+    if missing:
+        return f"the local folder {data_dir}, which lacks {', '.join(missing)}: `run` would stop there"
+    return f"the local folder {data_dir} ({', '.join(data_paths)})"
 
 
 # --- analysis commands ---

@@ -209,6 +209,16 @@ class _StreamFailed(Exception):
         self.error, self.opened = error, opened
 
 
+class _Attempt:
+    """One send of a request in flight: when a byte last arrived on it, and why it was cut."""
+
+    __slots__ = ("last", "abandoned")
+
+    def __init__(self, now: float):
+        self.last = now
+        self.abandoned: str | None = None
+
+
 class Endpoint:
     """One OpenAI-compatible base URL. Streamed requests (the hot path, one per item) speak SSE
     over aiohttp directly; the openai SDK does the rest (model listing, unstreamed requests)
@@ -224,6 +234,12 @@ class Endpoint:
         self._api_key = api_key or "sk-no-key-needed"
         self._sdk = None
         self._session = None
+        # What the runner's watchdog reads (docs/reliability.md, "A server that stops answering"):
+        # attempts open now, and when a byte last arrived on any of them (or one was sent).
+        self.in_flight = 0
+        self.last_activity = time.monotonic()
+        self._attempts: dict[asyncio.Task, _Attempt] = {}
+        self._old_sessions: list[Any] = []
 
     @property
     def sdk(self):
@@ -270,6 +286,8 @@ class Endpoint:
             raise NotOpenAICompatible(described) from None
 
     async def close(self) -> None:
+        for old in self._old_sessions:
+            await old.close()
         if self._session is not None:
             await self._session.close()
         if self._sdk is not None:
@@ -290,7 +308,7 @@ class Endpoint:
 
         try:
             try:
-                return await asyncio.wait_for(self._stream(request, model, decoding, progress=progress), timeout=left())
+                return await self._attempt(lambda: self._stream(request, model, decoding, progress=progress), left())
             except (EndpointError, asyncio.TimeoutError) as e:
                 dropped = isinstance(e, EndpointError) and e.kind == "stream_broken"
                 stalled = isinstance(e, asyncio.TimeoutError) and progress["opened"]
@@ -302,12 +320,12 @@ class Endpoint:
                 # request unstreamed says why (a 400 naming the context length), so the item is
                 # recorded as what it is, not as a torn stream or a timeout.
                 try:
-                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=left())
+                    return await self._attempt(lambda: self._stream(request, model, decoding, streamed=False), left())
                 except EndpointError as again:
                     if again.kind != "stream_broken":
                         raise
                     # the pooled keep-alive connection it went out on was the broken one: once more, fresh
-                    return await asyncio.wait_for(self._stream(request, model, decoding, streamed=False), timeout=left())
+                    return await self._attempt(lambda: self._stream(request, model, decoding, streamed=False), left())
         except asyncio.TimeoutError:
             raise EndpointError("timeout", f"no complete response within {self.timeout:g} s") from None
         except EndpointError as e:
@@ -315,6 +333,71 @@ class Endpoint:
             e.message = redact_secret(e.message, self._secret)
             e.args = (e.message,)
             raise
+
+    async def _attempt(self, make, timeout: float) -> Response:
+        """One send of a request, within `timeout`, that abandon_in_flight() can cut short. The
+        coroutine is made only once the time left is known: a deadline already passed must not
+        leave a coroutine that is never awaited."""
+        task = asyncio.ensure_future(make())
+        self._attempts[task] = _Attempt(time.monotonic())
+        self.in_flight += 1
+        self.last_activity = time.monotonic()
+        try:
+            response = await asyncio.wait_for(task, timeout=timeout)
+            self.last_activity = time.monotonic()
+            return response
+        except EndpointError as e:
+            if e.status is not None:   # the server answered, if only with an error
+                self.last_activity = time.monotonic()
+            raise
+        except asyncio.CancelledError:
+            state = self._attempts.get(task)
+            reason = state.abandoned if state is not None else None
+            current = asyncio.current_task()
+            if reason is None or (current is not None and current.cancelling()):
+                raise   # the run itself is being cancelled (Ctrl-C, SIGTERM)
+            raise EndpointError("connection", reason) from None
+        finally:
+            self._attempts.pop(task, None)
+            self.in_flight -= 1
+
+    def abandon_in_flight(self, reason: str) -> int:
+        """Cut every attempt in flight (their connections are closed) so that each raises
+        EndpointError("connection", reason): the server stopped answering them. Pooled keep-alive
+        connections are dropped too, so nothing is sent again on one that leads to the old server.
+        Returns how many were cut."""
+        cut = 0
+        for task, state in list(self._attempts.items()):
+            if not task.done():
+                state.abandoned = reason
+                task.cancel()
+                cut += 1
+        if self._session is not None:
+            self._old_sessions.append(self._session)   # closed by close(): its cut attempts are still unwinding
+            self._session = None
+        return cut
+
+    def longest_silence(self, now: float) -> float:
+        """Seconds since the quietest attempt in flight last received a byte (0 with none)."""
+        return max((now - a.last for a in self._attempts.values()), default=0.0)
+
+    async def probe(self, timeout: float) -> None:
+        """GET /models on a new connection (not one from the pool, which may lead to a server that
+        no longer answers), within `timeout`. Raises EndpointError or asyncio.TimeoutError."""
+        import aiohttp
+
+        try:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True),
+                                             headers={"Authorization": f"Bearer {self._api_key}"}) as session:
+                async with asyncio.timeout(timeout):
+                    async with session.get(self.base_url + "/models") as reply:
+                        await reply.content.read(64 * 1024)
+                        if reply.status >= 500:
+                            raise EndpointError("server_error", f"GET /models answered HTTP {reply.status}", reply.status)
+        except TimeoutError:   # (an OSError too, so first)
+            raise EndpointError("timeout", f"no answer within {timeout:g} s") from None
+        except (aiohttp.ClientError, OSError) as e:
+            raise self._transport_error(e, False) from None
 
     def scrub(self, text: str) -> str:
         """`text` with this endpoint's API key replaced (for messages shown or written)."""
@@ -488,7 +571,10 @@ class Endpoint:
             buffer = b""
             data: list[bytes] = []
             event = None
+            attempt = self._attempts.get(asyncio.current_task()) or _Attempt(0.0)
+            self.last_activity = attempt.last = time.monotonic()
             async for block in response.content.iter_any():
+                self.last_activity = attempt.last = time.monotonic()
                 buffer += block
                 lines = buffer.split(b"\n")
                 buffer = lines.pop()

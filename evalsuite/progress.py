@@ -102,6 +102,17 @@ class Progress:
         if now - self.last >= PLAIN_INTERVAL_S or self.done == self.total:
             self.print()
 
+    def endpoints_changed(self) -> None:
+        """An endpoint went down: in plain mode say so at once (the ticker looks once a second,
+        and would miss a short outage); the live display redraws by itself."""
+        if self.quiet or self.tty or self._ticker is None:
+            return
+        try:
+            self._down_shown = frozenset(url for url, _ in self.down())
+        except RuntimeError:
+            return
+        self.print()
+
     def finish(self) -> None:
         self._stop.set()
         if self._live is not None:

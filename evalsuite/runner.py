@@ -90,7 +90,7 @@ def load_items(settings: RunSettings, pack=None):
     except BadDataError as e:
         raise UsageError(str(e)) from None
     if settings.limit is not None:
-        items = items[: settings.limit]
+        items = limit_items(items, settings.limit, stratified=is_stratified(settings))
     if settings.decoding.max_tokens is None:  # the pack's default, recorded in the manifest like any setting
         settings = replace(settings, decoding=replace(settings.decoding, max_tokens=pack.max_tokens))
     if not items:
@@ -99,6 +99,34 @@ def load_items(settings: RunSettings, pack=None):
     if len(set(ids)) != len(ids):
         raise UsageError(f"{settings.pack}: item ids are not unique")
     return pack, items, settings
+
+
+def is_stratified(settings: RunSettings) -> bool:
+    """A preset (its items spread over subsets by design) or a pack asked with --per-subset."""
+    from .tasks.presets import PRESETS
+
+    return settings.pack in PRESETS or settings.per_subset is not None
+
+
+def limit_items(items: list, limit: int, stratified: bool = False) -> list:
+    """The first `limit` items; of a stratified set, `limit` spread over its subsets instead:
+    one item of each subset in turn (subsets in the order they first appear, items in file
+    order), so each subset gets limit // n_subsets and the first subsets one more. Kept in the
+    set's order. Without this, `agieval-zh1200 --limit 30` was 30 items of its first subset."""
+    if not stratified or limit >= len(items):
+        return items[:limit]
+    by_subset: dict[str, list[int]] = {}
+    for n, item in enumerate(items):
+        by_subset.setdefault(item.subset, []).append(n)
+    queues = list(by_subset.values())
+    chosen: list[int] = []
+    depth = 0
+    while len(chosen) < limit:
+        for queue in queues:
+            if depth < len(queue) and len(chosen) < limit:
+                chosen.append(queue[depth])
+        depth += 1
+    return [items[n] for n in sorted(chosen)]
 
 
 def build_request(pack, item, api: str) -> Request:
@@ -169,6 +197,14 @@ class ReplicaDown(Exception):
 
 
 DOWN_POLL_S = 5.0  # longest wait between two tries of an endpoint that does not answer
+# The watchdog (docs/reliability.md, "A server that stops answering"): an endpoint with a request
+# in flight that has received nothing for STALL_S, or one a request could not connect to, is
+# probed (GET /models on a new connection, PROBE_TIMEOUT_S; at most once per STALL_S while it
+# answers); if that fails it is DOWN and its requests in flight are cut, to be sent again once a
+# probe (every WATCH_TICK_S while it is down) answers.
+STALL_S = 5.0
+PROBE_TIMEOUT_S = 3.0
+WATCH_TICK_S = 0.5
 GRADE_DRAIN_S = 30.0  # longest wait, at the end or on Ctrl-C, for responses still being graded
 
 
@@ -194,6 +230,68 @@ class Scheduler:
         self.restarting: set[str] = set()
         # responses whose logprobs were partly missing (speculative tokens), for the manifest
         self.logprobs_missing = {"tokens": 0, "items": 0}
+        self.answering: dict[str, asyncio.Event] = {}   # per endpoint: set while it is not down
+        self._probing: dict[str, int] = {}               # url -> probes of it in flight
+        self._answered_probe: dict[str, float] = {}     # url -> when a probe of it last answered
+
+    def mark_down(self, url: str, since: float) -> None:
+        was_up = self.down_since.get(url) is None
+        self.down_since[url] = self.down_since.get(url) or since
+        self.answering.setdefault(url, asyncio.Event()).clear()
+        if was_up:
+            self.progress.endpoints_changed()
+
+    def mark_up(self, url: str) -> None:
+        self.down_since[url] = None
+        self.answering.setdefault(url, asyncio.Event()).set()
+
+    async def watch_endpoints(self) -> None:
+        """Probe endpoints that look stuck or are down (see STALL_S); never decides an item's fate."""
+        while True:
+            await asyncio.sleep(WATCH_TICK_S)
+            now = time.monotonic()
+            for endpoint in self.endpoints:
+                url = endpoint.url
+                probing = self._probing.get(url, 0)
+                if url in self.retired:
+                    continue
+                down = self.down_since.get(url) is not None
+                # one silent request is enough: a SIGTERMed llama-server finishes the answer it is
+                # writing (up to ~30 s) while the ones queued behind it never get one
+                stalled = (endpoint.in_flight > 0 and endpoint.longest_silence(now) >= STALL_S
+                           and now - self._answered_probe.get(url, -STALL_S) >= STALL_S)
+                # a down endpoint gets a new probe every tick even while older ones wait out their
+                # timeout (a hung server that answers again is seen within a tick, not a timeout)
+                if (down and probing < PROBE_TIMEOUT_S / WATCH_TICK_S) or (stalled and not probing):
+                    self._probing[url] = probing + 1
+                    task = asyncio.create_task(self.probe(endpoint, stalled))
+                    self.pending_probes.add(task)
+                    task.add_done_callback(self.pending_probes.discard)
+
+    async def probe(self, endpoint: Endpoint, stalled: bool) -> None:
+        url = endpoint.url
+        silent_since = endpoint.last_activity
+        started = time.monotonic()
+        try:
+            try:
+                await endpoint.probe(PROBE_TIMEOUT_S)
+            except (EndpointError, asyncio.TimeoutError) as e:
+                if self._answered_probe.get(url, float("-inf")) > started:
+                    return   # a later probe has answered since: this one's news is old
+                why = e.message if isinstance(e, EndpointError) else f"no answer within {PROBE_TIMEOUT_S:g} s"
+                self.mark_down(url, silent_since if stalled else time.monotonic())
+                cut = endpoint.abandon_in_flight(
+                    f"{url} stopped answering: a request in flight received nothing for "
+                    f"{endpoint.longest_silence(time.monotonic()):.0f} s and GET /models failed ({why})")
+                if cut and not self.settings.quiet:
+                    print(f"{redact_url(url)} stopped answering (GET /models: {why}); {cut} request(s) in flight "
+                          f"cut, to be sent again when it answers", file=sys.stderr)
+                return
+            self._answered_probe[url] = time.monotonic()   # it answers: busy, not stuck
+            if self.down_since.get(url) is not None:
+                self.mark_up(url)
+        finally:
+            self._probing[url] -= 1
 
     async def run(self, items) -> None:
         queue: asyncio.Queue = asyncio.Queue()
@@ -205,14 +303,16 @@ class Scheduler:
         # past it the workers wait (back-pressure) instead of piling responses up in memory.
         self.grading = asyncio.Semaphore(2 * slots)
         self.pending: set[asyncio.Task] = set()
+        self.pending_probes: set[asyncio.Task] = set()
         workers = [asyncio.create_task(self.worker(queue, self.endpoints[n % len(self.endpoints)]))
                    for n in range(slots)]
+        watchdog = asyncio.create_task(self.watch_endpoints())
         try:
             await asyncio.gather(*workers)
         finally:
-            for w in workers:
+            for w in [*workers, watchdog, *self.pending_probes]:
                 w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await asyncio.gather(*workers, watchdog, *self.pending_probes, return_exceptions=True)
             # Responses already received are graded and recorded before the run ends, on Ctrl-C
             # too (a bounded wait: a grader that hangs leaves its item to the resume).
             if self.pending:
@@ -279,7 +379,7 @@ class Scheduler:
             except Exception:
                 continue
             self.retired.pop(url, None)
-            self.down_since[url] = None
+            self.mark_up(url)
             return True
         return False
 
@@ -315,10 +415,17 @@ class Scheduler:
         finally:
             self.grading.release()
 
-    async def wait_to_retry(self, seconds: float) -> None:
+    async def wait_to_retry(self, seconds: float, until: asyncio.Event | None = None) -> None:
+        """Wait `seconds`, or less if `until` is set before."""
         self.retrying += 1
         try:
-            await asyncio.sleep(seconds)
+            if until is None:
+                await asyncio.sleep(seconds)
+            else:
+                try:
+                    await asyncio.wait_for(until.wait(), timeout=seconds)
+                except asyncio.TimeoutError:
+                    pass
         finally:
             self.retrying -= 1
 
@@ -343,8 +450,8 @@ class Scheduler:
                 if error.kind == "connection":
                     # A server that is down does not use up an item's retries: the run waits for
                     # it (up to --max-downtime) instead of recording every item as an error.
-                    down_since = self.down_since.get(endpoint.url) or now
-                    self.down_since[endpoint.url] = down_since
+                    self.mark_down(endpoint.url, now)
+                    down_since = self.down_since[endpoint.url]
                     if endpoint.url in self.restarting:   # a managed server coming back: its supervisor bounds this
                         self.down_since[endpoint.url] = down_since = now
                         unreachable_since = None
@@ -363,10 +470,9 @@ class Scheduler:
                         # that drops it): an error of this item, so the run still ends by itself
                         return error_record(item, request, error, endpoint.url, attempt, started_at, now - t0)
                     self.retries += 1
-                    # poll often enough to notice the server is back; never sleep past the window
+                    # ask again once the watchdog's probe finds it answering, never past the window
                     window_left = settings.max_downtime - down_for
-                    await self.wait_to_retry(max(0.05, min(policy.delay(min(attempt - 1, 6), error), DOWN_POLL_S,
-                                                           window_left)))
+                    await self.wait_to_retry(max(0.05, window_left), until=self.answering[endpoint.url])
                     continue
                 unreachable_since = None
                 first_failure = first_failure if first_failure is not None else now
@@ -379,7 +485,7 @@ class Scheduler:
                     await self.wait_to_retry(max(0.0, min(wait, policy.max_total - (now - first_failure))))
                     continue
                 return error_record(item, request, error, endpoint.url, attempt, started_at, now - t0)
-            self.down_since[endpoint.url] = None
+            self.mark_up(endpoint.url)
             return item, request, response, attempt, endpoint.url, started_at, t0
 
 

@@ -225,6 +225,25 @@ def parse_viewbox(value: str | None) -> tuple[float, float, float, float] | None
     return x, y, w, h
 
 
+def _refusal(e: Exception) -> str:
+    """defusedxml's refusal in words (its str() is a Python repr with None fields)."""
+    def given(*names: str) -> str:
+        return " ".join(str(v) for v in (getattr(e, n, None) for n in names) if v)
+
+    kind = type(e).__name__
+    return f"{kind}: {_refusal_words(kind, given)}"
+
+
+def _refusal_words(kind: str, given) -> str:
+    if kind == "DTDForbidden":
+        return f"a document type declaration is not allowed (<!DOCTYPE {given('name', 'pubid', 'public_id', 'sysid', 'system_id') or '…'}>)"
+    if kind == "EntitiesForbidden":
+        return f"entity declarations are not allowed (<!ENTITY {given('name') or '…'}>)"
+    if kind == "ExternalReferenceForbidden":
+        return f"external references are not allowed ({given('pubid', 'public_id', 'sysid', 'system_id') or 'a reference'})"
+    return "an XML feature that is not allowed"
+
+
 def validate_svg(document: str) -> Validation:
     """Parse with defusedxml (no DTD, no entities, no external references) and check the
     root and its size. Errors are sentences naming what is wrong."""
@@ -237,7 +256,7 @@ def validate_svg(document: str) -> Validation:
     try:
         root = fromstring(document, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except DefusedXmlException as e:
-        return Validation(False, (f"refused by the hardened XML parser: {type(e).__name__} ({e})",))
+        return Validation(False, (f"refused by the hardened XML parser: {_refusal(e)}",))
     except ParseError as e:
         return Validation(False, (f"not well-formed XML: {e}",))
     except (ValueError, UnicodeError) as e:

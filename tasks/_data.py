@@ -74,16 +74,46 @@ def unreachable(url: str, timeout: float = 5.0) -> str | None:
     return None
 
 
+def hub_url() -> str:
+    """The hub `datasets` downloads from (HF_ENDPOINT, as huggingface_hub reads it)."""
+    import os
+
+    return os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+
+
 def read_hub(hub_id: str, config: str | None, split: str) -> list[dict[str, Any]]:
+    # One quick check first: offline, `datasets` would retry the hub for half a minute (six
+    # retry lines) before failing. Unreachable, the hub is not asked: the local `datasets` cache
+    # is tried alone (HF_HUB_OFFLINE), and without the dataset there, "offline" is said at once.
+    offline = unreachable(hub_url(), timeout=3.0)
+    if offline:
+        import os
+
+        os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"   # read before the import below
     from datasets import load_dataset  # lazy: only online users pay for it
 
+    if offline:
+        _hub_offline_mode()
     try:
         dataset = load_dataset(hub_id, config, split=split)
     except Exception as e:  # offline, unknown id, ... -- say what was tried and how to go offline
-        offline = unreachable("https://huggingface.co")
+        offline = offline or unreachable(hub_url())
         if offline:
-            raise BadDataError(f"could not load {hub_id} from the hub: {offline}; {OFFLINE_HINT}") from None
+            raise BadDataError(f"{offline}: could not load {hub_id} from the hub (nor from the local datasets "
+                               f"cache); {OFFLINE_HINT}") from None
         raise BadDataError(
             f"could not load {hub_id}{'/' + config if config else ''} [{split}] from the hub ({type(e).__name__}: {e}). "
             f"Offline, pass --data-dir DIR (or set EVALSUITE_DATA_DIR) with the original files.") from None
     return [dict(row) for row in dataset]
+
+
+def _hub_offline_mode() -> None:
+    """Cache only, for a process that imported `datasets` before the hub was found unreachable."""
+    for module, name in (("datasets.config", "HF_HUB_OFFLINE"), ("datasets.config", "HF_DATASETS_OFFLINE"),
+                         ("huggingface_hub.constants", "HF_HUB_OFFLINE")):
+        try:
+            import importlib
+
+            setattr(importlib.import_module(module), name, True)
+        except (ImportError, AttributeError):
+            pass

@@ -48,6 +48,7 @@ def read_jsonl(location: str) -> list[dict[str, Any]]:
         if not Path(location).is_file():
             raise BadDataError(f"{location}: file not found")
         return read_local_jsonl(Path(location))
+    _raise_if_offline(location, timeout=3.0)   # at once, before `datasets` retries for half a minute
     import datasets
 
     with _datasets_cache() as cache_dir:
@@ -61,12 +62,22 @@ def read_jsonl(location: str) -> list[dict[str, Any]]:
         return table.to_list()
 
 
-def _raise_if_offline(location: str) -> None:
+_REACHED: set[tuple[str | None, int | None]] = set()   # hosts found reachable in this process
+
+
+def _raise_if_offline(location: str, timeout: float = 5.0) -> None:
+    from urllib.parse import urlsplit
+
     from ._data import OFFLINE_HINT, unreachable
 
-    offline = unreachable(location)
+    parts = urlsplit(location)
+    host = (parts.hostname, parts.port)
+    if host in _REACHED:
+        return
+    offline = unreachable(location, timeout=timeout)
     if offline:
-        raise BadDataError(f"{location}: {offline}; {OFFLINE_HINT}") from None
+        raise BadDataError(f"{offline}: cannot download {location}; {OFFLINE_HINT}") from None
+    _REACHED.add(host)
 
 
 def read_csv_files(locations: Mapping[str, str], columns: Sequence[str]) -> dict[str, list[dict[str, str]]]:
@@ -77,6 +88,7 @@ def read_csv_files(locations: Mapping[str, str], columns: Sequence[str]) -> dict
     """
     if not any(_is_url(loc) for loc in locations.values()):
         return {key: _read_local_csv(loc, columns) for key, loc in locations.items()}
+    _raise_if_offline(next(loc for loc in locations.values() if _is_url(loc)), timeout=3.0)
     import datasets
     from datasets import Features, Value
 

@@ -140,5 +140,6 @@ PACK = Pack(
     subsets=SUBSETS,
     categories=CATEGORIES,
     source=f"ruixiangcui/AGIEval@{COMMIT[:7]} data/v1_1/*.jsonl (offline: <data-dir>/agieval/)",
+    data_paths=("agieval",),
     count=sum(COUNTS.values()),
 )

@@ -118,5 +118,6 @@ PACK = Pack(
     subsets=SUBSETS,
     categories=CATEGORIES,
     source="hub ceval/ceval-exam (ceval-exam.zip), val split (offline: <data-dir>/ceval/val/)",
+    data_paths=("ceval/val",),
     count=COUNT,
 )

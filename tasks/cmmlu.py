@@ -145,5 +145,6 @@ PACK = Pack(
     subsets=SUBSETS,
     categories=CATEGORIES,
     source=f"haonan-li/CMMLU@{COMMIT[:7]} data/test/*.csv (offline: <data-dir>/cmmlu/test/)",
+    data_paths=("cmmlu/test",),
     count=COUNT,
 )

@@ -71,5 +71,5 @@ def grade_answer(item: Item, answer: str):
 PACK = Pack(
     name="gsm8k", version="1", description="GSM8K test: grade-school maths word problems, numeric answers",
     template=TEMPLATE, load=load, prompt=prompt, grade=grade_answer, subsets=("test",),
-    source="gsm8k/test.jsonl (data folder) or hub openai/gsm8k", count=1319,
+    source="gsm8k/test.jsonl (data folder) or hub openai/gsm8k", count=1319, data_paths=("gsm8k/test.jsonl",),
 )

@@ -64,5 +64,6 @@ PACK = Pack(
     name="math500", version="1", description="MATH-500: competition maths, free-form answers in \\boxed{}",
     template=TEMPLATE, load=load, prompt=prompt, grade=grade, subsets=SUBJECTS,
     source="math500/test.jsonl (data folder) or hub HuggingFaceH4/MATH-500", count=500,
+    data_paths=("math500/test.jsonl",),
     needs_sympy=True,
 )

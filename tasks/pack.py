@@ -67,6 +67,9 @@ class Pack:
     # a pack made from a user's file or hub dataset (tasks/file.py): everything that describes it
     # (fields, kind, template, the file's sha256), kept in the manifest so regrade can rebuild it
     spec: Mapping[str, Any] | None = None
+    # what the pack reads under a data folder (`evalsuite tasks` says whether it is there);
+    # () for a pack with no data files, None for one that does not say
+    data_paths: tuple[str, ...] | None = None
 
     def template_hash(self, fewshot: int = 0) -> str:
         return hashlib.sha256(f"{self.template}\x00fewshot={fewshot}".encode()).hexdigest()[:16]

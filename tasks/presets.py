@@ -120,6 +120,7 @@ def ceval220_cmmlu200() -> Pack:
         subsets=subsets,
         categories={f"{p}/{s}": f"{p}/{c}" for p, pack in packs.items() for s, c in pack.categories.items()},
         source="; ".join(pack.source for pack in packs.values()),
+        data_paths=tuple(p for pack in packs.values() for p in (pack.data_paths or ())),
         count=sum(CEVAL_CMMLU_TOTALS.values()),
     )
 

@@ -160,5 +160,6 @@ PACK = Pack(
     subsets=SUBSETS,
     categories=CATEGORIES,
     source="built in (tasks/svg.py)",
+    data_paths=(),
     count=len(PROMPTS),
 )

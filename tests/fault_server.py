@@ -31,6 +31,12 @@ Faults (names used in rates, script and `injected`):
   echo-key      HTTP 401 whose message repeats the Authorization header (as some proxies do)
   ok            a healthy answer (only meaningful in a script)
 
+Two ways of stopping without a word (what a client cannot see as a closed connection):
+  sigterm()     as llama-server does on SIGTERM: the listening socket is closed (new connections are
+                refused) while the requests in flight stay open and are never answered
+  freeze()      a server that accepts connections but never answers anything (GET /models included),
+                in flight or new; thaw() answers new requests again (the frozen ones stay silent)
+
 `mode="html"` turns it into a plain web server answering every path with an HTML page: an
 endpoint that is not OpenAI-compatible.
 """
@@ -89,6 +95,8 @@ class FaultServer:
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
         self._stalls: set[asyncio.Task] = set()
+        self.frozen = False                   # requests hang instead of being answered (sigterm/freeze)
+        self.caught: Counter[str] = Counter()  # requests left silent: "models", "new", "in flight"
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -144,6 +152,29 @@ class FaultServer:
         self._thread.join(15)
         self._loop = self._thread = None
 
+    def sigterm(self) -> None:
+        """Stop listening (new connections refused); the requests in flight are never answered."""
+        self.frozen = True
+
+        def close_listener() -> None:
+            for site in self._runner.sites:
+                site._server.close()   # the asyncio Server: stops accepting, keeps open connections
+
+        self._loop.call_soon_threadsafe(close_listener)
+
+    def freeze(self) -> None:
+        """Keep accepting connections but answer nothing, in flight or new."""
+        self.frozen = True
+
+    def thaw(self) -> None:
+        self.frozen = False
+
+    async def _hang_if_frozen(self, what: str) -> None:
+        # a request caught by a freeze stays silent for good, as on a server that stopped
+        if self.frozen:
+            self.caught[what] += 1
+            await asyncio.sleep(3600)
+
     def __enter__(self) -> "FaultServer":
         return self.start()
 
@@ -172,11 +203,13 @@ class FaultServer:
 
     async def _models(self, request: web.Request) -> web.Response:
         self.requests += 1
+        await self._hang_if_frozen("models")
         self.model_listings += 1
         return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "fault-server"}]})
 
     async def _complete(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
+        await self._hang_if_frozen("new")
         self.completions += 1
         self.authorizations.add(request.headers.get("Authorization", ""))
         body = await request.json()
@@ -212,6 +245,7 @@ class FaultServer:
             await asyncio.sleep(self.stall_seconds)
         elif self.delay:
             await asyncio.sleep(self.delay)
+        await self._hang_if_frozen("in flight")
 
         content, reasoning, finish = answer, None, "stop"
         if fault == "empty":

@@ -75,3 +75,78 @@ def test_a_stalled_stream_is_given_one_deadline_in_all():
         server.stop()
     assert error.kind == "timeout"
     assert elapsed < 1.5 + 1.0, f"{elapsed:.1f} s for a 1.5 s --timeout"
+
+
+def _ask(server, coro_of_endpoint, timeout: float = 1.5):
+    async def main():
+        endpoint = Endpoint(f"http://127.0.0.1:{server.port}/v1", None, timeout, "chat", True)
+        try:
+            return await coro_of_endpoint(endpoint)
+        finally:
+            await endpoint.close()
+    return asyncio.run(main())
+
+
+def _request():
+    return Request("x", messages=({"role": "user", "content": "hi"},))
+
+
+def test_a_deadline_that_passed_leaves_no_coroutine_unawaited():
+    """Issue 21 #11: the unstreamed re-send's coroutine was made before the time left was checked,
+    so a deadline already passed left `coroutine 'Endpoint._stream' was never awaited`."""
+    import gc
+    import warnings
+
+    server = StallingServer().start()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+
+            async def ask(endpoint):
+                with pytest.raises(EndpointError):
+                    await endpoint.complete(_request(), "m", Decoding(max_tokens=8))
+
+            _ask(server, ask)
+            gc.collect()
+    finally:
+        server.stop()
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_abandoned_attempts_end_as_connection_errors_at_once():
+    """The runner's watchdog cuts requests a silent server holds: each ends at once as `connection`
+    (the run waits for the endpoint, without spending the item's retries), with the reason."""
+    server = StallingServer().start()
+    try:
+        async def ask(endpoint):
+            tasks = [asyncio.create_task(endpoint.complete(_request(), "m", Decoding(max_tokens=8))) for _ in range(3)]
+            while endpoint.in_flight < 3:
+                await asyncio.sleep(0.01)
+            t0 = time.monotonic()
+            assert endpoint.abandon_in_flight("it stopped answering") == 3
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            return time.monotonic() - t0, results, endpoint.in_flight
+
+        elapsed, results, left = _ask(server, ask, timeout=30)
+    finally:
+        server.stop()
+    assert elapsed < 1.0 and left == 0
+    assert all(isinstance(r, EndpointError) and r.kind == "connection" and "stopped answering" in r.message
+               for r in results), results
+
+
+def test_a_cancelled_run_is_not_taken_for_an_abandoned_attempt():
+    server = StallingServer().start()
+    try:
+        async def ask(endpoint):
+            task = asyncio.create_task(endpoint.complete(_request(), "m", Decoding(max_tokens=8)))
+            while endpoint.in_flight < 1:
+                await asyncio.sleep(0.01)
+            task.cancel()   # Ctrl-C
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return endpoint.in_flight
+
+        assert _ask(server, ask, timeout=30) == 0
+    finally:
+        server.stop()

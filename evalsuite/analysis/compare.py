@@ -382,14 +382,27 @@ class Comparison:
 
 
 def unique_names(runs: Sequence[Run]) -> list[str]:
-    """Run names (label, else folder name), made unique so tables stay readable."""
-    names: list[str] = []
-    for run in runs:
-        name = run.name
-        if name in names:
-            name = f"{name} ({run.path.name})" if f"{name} ({run.path.name})" not in names else str(run.path)
-        names.append(name)
-    return names
+    """Run names: the label, else the folder name. Runs that would share a name are told apart by
+    the end of their folder paths, as far back as they differ (`lossless1/candidate` and
+    `lossless2/candidate`: `lossless` labels its two runs only "baseline" and "candidate"),
+    after the label when the label is not the folder name."""
+    names = [run.name for run in runs]
+    out = list(names)
+    for name in set(names):
+        group = [i for i, n in enumerate(names) if n == name]
+        if len(group) < 2:
+            continue
+        parts = [Path(runs[i].path).resolve().parts for i in group]
+        depth = 1
+        while depth < max(map(len, parts)) and len({p[-depth:] for p in parts}) < len(parts):
+            depth += 1
+        for i, p in zip(group, parts):
+            where = "/".join(p[-depth:])
+            out[i] = where if name == Path(runs[i].path).name else f"{name} ({where})"
+    for i, name in enumerate(out):   # the same folder given twice
+        if out.index(name) != i:
+            out[i] = f"{name} #{i + 1}"
+    return out
 
 
 def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
@@ -403,8 +416,14 @@ def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
     return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha)
 
 
-def load_runs(paths: Sequence[str | Path]) -> list[Run]:
-    return [load_run(p) for p in paths]
+# What a comparison never reads; `server_timings` is kept: time/item comes from it (token_stats).
+COMPARE_DROP = ("messages", "prompt")
+
+
+def load_runs(paths: Sequence[str | Path], drop: Sequence[str] = ()) -> list[Run]:
+    """The runs `compare` and `report` read, loaded alike so that both time them alike
+    (`drop`: bulky fields the caller does not show, never `server_timings`)."""
+    return [load_run(p, drop=tuple(drop)) if drop else load_run(p) for p in paths]
 
 
 # ---------------------------------------------------------------------------- words

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from ..store import RunFolderError, load_run
+from ..store import RunFolderError
 from .compare import (
+    COMPARE_DROP,
     CompareError,
     Comparison,
     Paired,
@@ -21,6 +22,7 @@ from .compare import (
     fmt_p,
     fmt_pct,
     fmt_ratio,
+    load_runs,
     sweep,
 )
 
@@ -100,18 +102,24 @@ def reasoning_notes(cmp: Comparison) -> list[str]:
         t = r.tokens
         notes.append(f"{r.name}: reasoning tokens: {t.reasoning_how}"
                      + (f"; {t.usage_missing} records without usage left out of token figures" if t.usage_missing else ""))
-    notes.append("decode tok/s = Σ completion_tokens ÷ Σ (total_s − ttft_s); time/item = timing.total_s "
-                 "(request sent to last token); correct/1k tok = correct answers per 1,000 output tokens")
+    notes.append("decode tok/s = Σ completion_tokens ÷ Σ (total_s − ttft_s); correct/1k tok = correct answers "
+                 "per 1,000 output tokens")
+    notes.append("time/item = " + time_definition(cmp))
     for r in cmp.runs:
         if r.n_looped:
             share = f", {100 * r.looped_tokens / r.tokens.out_total:.0f}% of its output" if r.tokens.out_total else ""
             notes.append(f"{r.name}: {r.n_looped} of its {r.n_truncated} truncated items looped (a repeated tail until "
                          f"max_tokens): {r.looped_tokens:,.0f} completion tokens{share}")
-    by_server = [r.name for r in cmp.runs if r.tokens.tts_source == "server"]
-    if by_server:
-        notes.append("time/item for " + ", ".join(by_server) + ": the server's own timings (prompt_ms + "
-                     "predicted_ms), which do not depend on the run's concurrency")
     return notes
+
+
+def time_definition(cmp: Comparison) -> str:
+    """What time/item is in this comparison: one definition for every run (compare.token_stats)."""
+    if cmp.runs and all(r.tokens.tts_source == "server" for r in cmp.runs):
+        return ("the server's own timings (prompt_ms + predicted_ms), for every run: they do not depend on "
+                "the run's concurrency or queueing")
+    return ("timing.total_s (request sent to last token, so queueing included), for every run; the server's "
+            "own timings are used only when every run's answered records have them")
 
 
 def format_comparison(cmp: Comparison) -> str:
@@ -254,7 +262,7 @@ def compare_main(
         print(f"compare: {e}", file=err)
         return 2
     try:
-        runs = [load_run(p, drop=("messages", "prompt", "server_timings")) for p in paths]
+        runs = load_runs(paths, drop=COMPARE_DROP)   # as `report` loads them: both time the runs alike
         from .judged import judge_note
 
         runs, note = judge_note(runs, use_judge)   # rule verdicts unless --use-judge: said either way

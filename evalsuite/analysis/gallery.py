@@ -20,7 +20,7 @@ from .html_page import clip, render
 
 STAT_LABELS = (("bytes", "bytes"), ("elements", "elements"), ("paths", "<path>"),
                ("path_commands", "path cmds"), ("transforms", "transforms"), ("groups", "groups"),
-               ("colours", "colours"))
+               ("colours", "colours"), ("scripts", "scripts (not run)"))
 MAX_SOURCE_CHARS = 50_000   # source shown per cell; the full text is in the run folder
 MAX_WRITTEN_CHARS = 2_000   # an answer without SVG: its start says what went wrong
 
@@ -92,13 +92,27 @@ def _image(view: RunView, item_id: str) -> dict[str, Any]:
     if entry.get("status") != "rendered" or not entry.get("png"):
         status = entry.get("status") or "not rendered"
         label = "no SVG in the answer" if status == "no-svg" else status
-        return {"png": None, "status": label, "why": clip(entry.get("error") or "", 200), "blank": False}
+        return {"png": None, "status": label, "why": clip(entry.get("error") or "", 200), "blank": False,
+                "removed": _removed(entry)}
     try:
         data = (view.run.path / entry["png"]).read_bytes()
     except OSError as e:
-        return {"png": None, "status": "render missing", "why": clip(str(e), 200), "blank": False}
+        return {"png": None, "status": "render missing", "why": clip(str(e), 200), "blank": False,
+                "removed": _removed(entry)}
     return {"png": base64.b64encode(data).decode("ascii"), "status": "rendered", "why": "",
-            "blank": bool(entry.get("blank"))}
+            "blank": bool(entry.get("blank")), "removed": _removed(entry)}
+
+
+MAX_REMOVED_SHOWN = 20
+
+
+def _removed(entry: dict[str, Any]) -> list[str]:
+    """What the safe renderer took out before drawing (renders/index.json `refused`): a render
+    that looks fine may have lost scripts and external images, and the reader should know."""
+    refused = [clip(str(r), 200) for r in entry.get("refused") or []]
+    if len(refused) > MAX_REMOVED_SHOWN:
+        refused = refused[:MAX_REMOVED_SHOWN] + [f"… and {len(refused) - MAX_REMOVED_SHOWN} more (renders/index.json)"]
+    return refused
 
 
 def _cell(view: RunView, record: dict[str, Any] | None, item_id: str) -> dict[str, Any] | None:
@@ -107,7 +121,7 @@ def _cell(view: RunView, record: dict[str, Any] | None, item_id: str) -> dict[st
     facts = _svg_facts(record)
     image = _image(view, item_id)
     reason = str((record.get("verdict") or {}).get("reason") or ((record.get("error") or {}).get("message")) or "")
-    if reason and reason == image["why"]:
+    if reason and image["why"] and image["why"].split("\n…")[0] in reason:
         image = {**image, "why": ""}          # said once, under the outcome
     stats = facts["stats"] or {}
     access = ", ".join(name for name, on in (("title", stats.get("title")), ("desc", stats.get("desc")),

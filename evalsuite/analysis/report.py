@@ -75,6 +75,16 @@ def question_of(record: Mapping[str, Any]) -> str:
     return str(record.get("prompt") or "")
 
 
+MAX_EXTRACTED_CHARS = 60     # in the bold transcript header; the whole answer is below it
+
+
+def short(text: Any, limit: int = MAX_EXTRACTED_CHARS) -> Any:
+    """A value for a one-line header: long ones cut with an ellipsis."""
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return text[:limit].rstrip() + f"… ({len(text):,} chars)"
+
+
 def transcript(item_id: str, runs: Sequence[Run], names: Sequence[str]) -> dict[str, Any]:
     records = [r.by_id[item_id] for r in runs]
     first = records[0]
@@ -86,9 +96,10 @@ def transcript(item_id: str, runs: Sequence[Run], names: Sequence[str]) -> dict[
         error = record.get("error") or None
         reasoning = record.get("reasoning") or ""
         sides.append({
-            "name": name, "outcome": str(record.get("outcome")), "extracted": record.get("extracted"),
+            "name": name, "outcome": str(record.get("outcome")), "extracted": short(record.get("extracted")),
             "tokens": "output tokens n/a (no usage)" if tokens is None else f"{number(tokens)} output tokens",
-            "time": "time n/a" if timing.get("total_s") is None else seconds(timing["total_s"]),
+            # this item's request latency (timing.total_s), named so: the tables' time/item may be the server's
+            "time": "latency n/a" if timing.get("total_s") is None else f"latency {seconds(timing['total_s'])}",
             "error": (f"error {error.get('kind')}: {clip(str(error.get('message')), MAX_ANSWER_CHARS)}"
                       if isinstance(error, dict) else None),
             "reasoning": clip(reasoning, MAX_REASONING_CHARS), "reasoning_chars": f"{len(reasoning):,}",
@@ -188,6 +199,7 @@ def report_main(
     except (RunFolderError, CompareError, OutputError) as e:
         print(f"report: {e}", file=err)
         return 2
-    Path(output).write_text(page, encoding="utf-8")
-    print(f"report: {output} ({len(page) / 1024:.0f} KiB)", file=out)
+    data = page.encode("utf-8")
+    Path(output).write_bytes(data)
+    print(f"report: {output} ({len(data) / 1024:.0f} KiB)", file=out)   # bytes, not characters
     return 0

@@ -134,7 +134,8 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
             back = f", back in {e['ready_after_s']:.1f} s" if e.get("ready_after_s") is not None else ""
             lines.append(f"  {e.get('at')}: the server {e.get('reason')} -> {e.get('outcome')}{back}")
     subsets = summary.get("subsets") or []
-    if len(subsets) > 1:
+    # one subset is shown too when categories follow: a category row alone hides what it holds
+    if len(subsets) > 1 or (subsets and summary.get("categories")):
         width = max(len("subset"), *(len(s["subset"]) for s in subsets))
         lines.append("")
         lines.append(f"{'subset'.ljust(width)}  {'n':>5}  {'acc':>6}  {'95% CI':>13}  unext  trunc  err")

@@ -1,0 +1,29 @@
+"""Issue 21 #12: .ci/run's log named no engine on its `real` lines, and the vLLM / transformers
+installs (downloads) waited for the project install instead of running beside it."""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+CI = Path(__file__).resolve().parent.parent / ".ci" / "run"
+
+
+def test_engine_installs_start_before_the_project_install():
+    lines = CI.read_text().splitlines()
+    project = next(n for n, line in enumerate(lines) if line.startswith("python -m pip install -e"))
+    for script in ("build_llama_server.sh", "install_vllm.sh", "install_transformers.sh"):
+        started = next(n for n, line in enumerate(lines) if script in line and not line.lstrip().startswith("#"))
+        assert started < project, f"{script} starts after the project install"
+
+
+def test_each_real_line_names_its_engine(tmp_path):
+    text = CI.read_text()
+    loop = re.search(r"^for step in .*?^done$", text, re.S | re.M)
+    assert loop, "no loop printing the engines' times"
+    times = {"llama-server": "23m49.101s", "vllm": "6m49.002s", "transformers": "3m34.000s"}
+    for step, real in times.items():
+        (tmp_path / f"evalsuite-ci-{step}.log").write_text(f"building...\n\nreal\t{real}\nuser\t1m0.000s\n")
+    script = loop.group(0).replace("/tmp/evalsuite-ci-", f"{tmp_path}/evalsuite-ci-")
+    out = subprocess.run(["bash", "-c", "set -euo pipefail\n" + script], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [f"{step}: real {real}" for step, real in times.items()]
