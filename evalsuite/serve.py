@@ -585,7 +585,9 @@ class Supervisor:
                          f"the items that were in flight are asked again")
                 return True
         finally:
-            scheduler.down_since[url] = None
+            # mark_up, not down_since alone: it also wakes the items waiting for the endpoint to answer
+            # (the watchdog may have marked it down before the exit was seen)
+            scheduler.mark_up(url)
             scheduler.restarting.discard(url)
 
 
