@@ -127,7 +127,7 @@ def infer_kind(gold: str) -> str:
     words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{3,}", bare) if w.lower() not in MATH_WORDS]
     if words:
         return "text"
-    from .numeric import exact_value
+    from .parse import exact_value
     from .structure import Expr, Items, parse_value
     try:
         value = parse_value(norm)

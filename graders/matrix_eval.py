@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from .parse import Node, ParseError, Parser, count_nodes, symbols_of, tokenize
-from .numeric import exact_value
+from .parse import Node, ParseError, Parser, count_nodes, exact_value, symbols_of, tokenize
 
 MAX_LITERALS = 8
 MAX_SIDE = 6
