@@ -10,6 +10,7 @@ Every verdict names its method and gives a reason a person can read.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Sequence
 
 from .choice_grade import gold_choice_letters, grade_choice
@@ -83,8 +84,7 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     with sandbox.deadline(deadline_s):
         v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric")
     if gold_how != "bare":
-        v = Verdict(v.equal, v.extracted, v.method, f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]",
-                    v.extraction, v.details)
+        v = replace(v, reason=f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]")
     return v
 
 

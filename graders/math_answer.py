@@ -9,6 +9,7 @@ numeric golds.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .extract import extract_last_number, last_sentence_math, prepare_numbers, scaled_number
 from .gold import MATH_WORDS
@@ -103,7 +104,7 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
     if isinstance(gold_value, Expr):
         comma = decimal_comma(a_norm.text)
         if comma is not None:
-            a_norm = type(a_norm)(comma, a_norm.percent, a_norm.unit)
+            a_norm = replace(a_norm, text=comma, approx=None)  # the comma reading keeps no approximation
             note = f" [decimal comma read as a point: {comma}]"
     try:
         if how in ("whole", "answer-is", "zh-answer") and looks_like_prose(a_norm.text):
