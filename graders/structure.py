@@ -97,6 +97,13 @@ BASE_RE = re.compile(r"^([0-9A-Fa-f]+)_\{?(\d{1,2})\}?$")
 TOKEN_BUDGET = 600
 
 
+def matrix_entry(text: str) -> Node | None:
+    """One entry of a matrix literal in written-out arithmetic (matrix_eval.py): read like any
+    value, kept when it is a number or an expression."""
+    value = parse_value(text)
+    return value.node if isinstance(value, Expr) else None
+
+
 def parse_value(text: str) -> Value:
     text = text.strip()
     if len(text) > MAX_TEXT:
@@ -109,7 +116,7 @@ def parse_value(text: str) -> Value:
         side = text.rsplit("=", 1)[-1].strip()  # a worked line's value is its last side
         if side != text and MATRIX_RE.match(side):
             return parse_value(side)
-        grid = evaluate(side)
+        grid = evaluate(side, read_entry=matrix_entry)
         if grid is not None:
             return Matrix(tuple(tuple(Expr(entry) for entry in row) for row in grid))
     wrapped = re.fullmatch(r"[\[(]\s*(\\begin\{.*\\end\{[a-zA-Z]+\})\s*[\])]", text, re.S)
