@@ -67,7 +67,7 @@ def infer_kind(gold: str) -> str:
     if words:
         return "text"
     from .parse import exact_value
-    from .structure import Expr, Items, parse_value
+    from .structure import Expr, parse_value
     try:
         value = parse_value(norm)
     except ParseError:
