@@ -7,12 +7,15 @@ because "3 apples"/"4 apples" and "even"/"not even" are close strings but differ
 
 FUZZY_THRESHOLD was chosen on tests/grader_cases/text.txt (see docs/graders.md): the
 highest value that keeps every labelled misspelling and word-order variant equal while
-keeping every labelled different answer apart.
+keeping every labelled different answer apart. grade_text is the text kind's grader (grade.grade
+dispatches to it): the exact string, then compare_text, then the gold stated in a last sentence.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
+
+from .verdict import Verdict, verdict
 
 FUZZY_THRESHOLD = 90.0   # rapidfuzz score (0-100)
 MIN_FUZZY_LENGTH = 4     # shorter strings must match exactly after normalisation
@@ -64,3 +67,34 @@ def compare_text(gold: str, answer: str, threshold: float = FUZZY_THRESHOLD) -> 
     if score >= threshold:
         return True, "fuzzy", f"similar text: score {score:.0f} >= {threshold:.0f}", score
     return False, "fuzzy", f"different text: score {score:.0f} < {threshold:.0f}", score
+
+
+def grade_text(gold: str, answer: str, how: str) -> Verdict:
+    if answer.strip() == gold.strip():
+        return verdict(True, answer, "exact", "identical to the gold", how)
+    equal, method, reason, score = compare_text(gold, answer)
+    if not equal and how in ("whole", "answer-is", "last-math", "boxed", "last-sentence"):
+        found = gold_in_sentence(gold, answer)
+        if found:
+            return verdict(True, answer, "fuzzy", found, how)
+    return verdict(equal, answer, method, reason, how, **({"score": score} if score is not None else {}))
+
+
+def gold_in_sentence(gold: str, answer: str) -> str | None:
+    """'So the day is Tuesday.' answers the text gold 'Tuesday': the gold's words appear once,
+    whole, in a short last sentence that negates nothing and names no alternative ('or')."""
+    sentences = [x for x in re.split(r"(?<=[.!?。])\s+|\n", answer.strip()) if x.strip()]
+    if not sentences:
+        return None
+    last = normalise_text(sentences[-1])
+    g = normalise_text(gold)
+    if not g or len(last.split()) > 14 or re.search(r"\b(?:or|either|maybe|perhaps)\b", last):
+        return None
+    if NEGATION_RE.search(last) and not NEGATION_RE.search(g):
+        return None
+    if re.search(r"(?:^|\s)" + re.escape(g) + "$", last):
+        return f"the answer's last sentence ends by stating the gold {gold!r}"
+    if g in ("yes", "no", "true", "false") and re.match(re.escape(g) + r"\b", last) \
+            and re.match(r"\s*" + re.escape(g) + r"\s*[,.;:!]", sentences[-1], re.I):
+        return f"the answer's last sentence opens with {gold!r}"
+    return None

@@ -1,34 +1,29 @@
 """The one entry point: grade(gold, response, kind) -> Verdict.
 
-Steps: infer the kind from the gold (choice, numeric, math, text); extract the answer
-from the response (extract.py); then the cheapest rule that decides wins:
-exact string -> normalised string -> parsed structure compared numerically (in process)
-or symbolically (sympy, in a time-limited worker) -> for text, rapidfuzz.
+Steps: read the gold and infer its kind (choice, numeric, math, text; gold.py); extract the
+answer from the response (extract.py); then the kind's grader, where the cheapest rule that
+decides wins: option letters (choice_grade.py); exact string -> normalised string -> parsed
+structure compared numerically (in process) or symbolically (sympy, in a time-limited worker)
+(math_answer.py); for text, rapidfuzz (fuzzy.py). This module only dispatches.
 Every verdict names its method and gives a reason a person can read.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Sequence
 
-from .extract import (MATH_SPAN_RE, extract_answer, extract_last_number, find_boxed, last_sentence_math,
-                      prepare_numbers, scaled_number, span_text)
-from .normalise import normalise, plain_key, unicode_to_latex
-from .parse import ParseError, TooBig
+from .choice_grade import gold_choice_letters, grade_choice
+from .extract import extract_answer
+from .fuzzy import grade_text
+from .gold import gold_answer, gold_has_several, infer_kind
+from .math_answer import grade_math_answer, number_word
+from .normalise import unicode_to_latex
 from .verdict import Verdict
 
 KINDS = ("choice", "numeric", "math", "text")
 MAX_RESPONSE_NOTE = 1_000_000
 MAX_ANSWER_CHARS = 2_000       # the parser's own limit (parse.MAX_TEXT)
-CHOICE_GOLD_RE = re.compile(r"^\(?([A-J])\)?(?:[\s,、]*\(?([A-J])\)?)*$")
-# an option letter followed by the option's text: "(C) 40 km", "B. Lisbon", "D: none of these"
-CHOICE_WITH_TEXT_RE = re.compile(r"^\s*(?:\(([A-J])\)\s*|([A-J])\s*(?:[.:)]\s+|[：、．]\s*))(?=\S)")
-TEXT_WRAP_RE = re.compile(r"^\\(?:text|textbf|mathrm|mbox)\s*\{(.*)\}$")
-MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "oo",
-              "inf", "infty", "infinity", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-              "or", "and", "in", "cm", "mm", "km", "kg", "units", "degrees", "dollars", "cents",
-              "percent", "pct", "sum", "prod", "frac", "dfrac", "approx", "emptyset", "varnothing",
-              "mathbb", "cup", "cap", "cdot", "times", "left", "right", "text", "boxed"}
 # a doubled backslash before a LaTeX command: text copied from JSON or Python source
 ESCAPED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?:[a-zA-Z]{2,}|[{}()\[\]%$,!;])")
 
@@ -38,120 +33,6 @@ def unescape(text: str) -> str:
     if ESCAPED_COMMAND_RE.search(text):
         return text.replace("\\\\", "\\")
     return text
-
-
-def choice_letters(text: str) -> str | None:
-    """'(B)', 'A, C', 'A B D', '\\text{(C)}' -> 'B', 'AC', 'ABD', 'C'; None if not letters."""
-    text = text.strip().strip("$").strip()
-    m = TEXT_WRAP_RE.match(text)
-    if m:
-        text = m.group(1).strip()
-    if not CHOICE_GOLD_RE.match(text):
-        return None
-    letters = re.findall(r"[A-J]", text)
-    if len(set(letters)) != len(letters):
-        return None
-    return "".join(sorted(letters))
-
-
-CHOICE_WRAPPER_RE = re.compile(r"\\(?:textbf|text|mathrm|mathbf|textrm|mbox)\s*\{\s*(\(?[A-J]\)?)\s*\}")
-
-
-def gold_choice_letters(gold: str) -> str | None:
-    """Letters of a choice gold, bare ('C', 'AD') or with the option text ('(C) 40 km',
-    '\\textbf{(D)}\\ 70')."""
-    gold = CHOICE_WRAPPER_RE.sub(r"\1", gold).replace("\\ ", " ").replace("\\qquad", " ").replace("\\quad", " ")
-    if gold.startswith("$") and gold.count("$") == 2 and gold.endswith("$"):
-        gold = gold[1:-1]
-    if len(gold.strip()) <= 12:
-        letters = choice_letters(gold)
-        if letters is not None:
-            return letters
-    m = CHOICE_WITH_TEXT_RE.match(gold)
-    if m:
-        return m.group(1) or m.group(2)
-    return None
-
-
-def gold_option_text(gold: str) -> str | None:
-    """'(C) 40 km' -> '40 km'; None for a bare letter gold."""
-    gold = CHOICE_WRAPPER_RE.sub(r"\1", gold).replace("\\ ", " ")
-    m = CHOICE_WITH_TEXT_RE.match(gold)
-    return gold[m.end():].strip() or None if m else None
-
-
-GOLD_PERCENT_AFTER_BOX_RE = re.compile(r"\s*\$?\s*(?:\\?%|per\s?cent\b|percentage\b)", re.I)
-
-
-def gold_answer(gold: str) -> tuple[str, str]:
-    """The answer inside an answer key: (text, how). A bare answer is itself ('bare'); a key
-    written as a short solution is read like a response -- all its boxes (several form a
-    list), else its 'answer is', else its last maths."""
-    from .extract import find_all_boxed
-
-    stripped = gold.strip().replace("\\$", "\uff04")  # \\$ is money, not a maths delimiter
-    boxes = find_all_boxed(stripped)
-    if boxes:
-        # a percent written after the box belongs to it: "$\\boxed{35}$ percent", "\\boxed{20}\\%"
-        distinct = list(dict.fromkeys(b[2] + ("%" if GOLD_PERCENT_AFTER_BOX_RE.match(stripped, b[1]) else "")
-                                      for b in boxes))
-        return ", ".join(distinct), "gold-boxed"
-    if "####" in stripped:  # a GSM8K answer key: the worked solution, then '#### 18'
-        return stripped.rsplit("####", 1)[1].strip(), "gold-gsm8k"
-    if re.match(r"\s*(?:答案|答|final answer|answer)\s*(?:是|为|[:：])", stripped, re.I):  # "答案：17"
-        answer, how = extract_answer(stripped)
-        if answer:
-            return answer, f"gold-{how}"
-    if not re.search(r"\$|\\\(|\\\[|\n", stripped) or re.fullmatch(r"\$+[^$]*\$+", stripped):
-        return stripped, "bare"
-    outside = re.sub(r"或者|或|和|及", " ", MATH_SPAN_RE.sub(" ", stripped))
-    if not re.search(r"[a-zA-Z]{2,}|[\u4e00-\u9fff]", outside) and "\n" not in stripped:
-        # '1;$\\frac{8}{9}$': maths with separators only, no prose around it
-        return MATH_SPAN_RE.sub(lambda m: span_text(m), stripped), "bare"
-    answer, how = extract_answer(stripped)
-    if answer is None:
-        return stripped, "bare"
-    return answer, f"gold-{how}"
-
-
-def infer_kind(gold: str) -> str:
-    """choice for letter golds, numeric for plain numbers, text for words, else math."""
-    if gold_choice_letters(gold) is not None:
-        return "choice"
-    norm = normalise(gold).text
-    if re.search(r"[\u4e00-\u9fff]", norm) or norm.strip().lower() in ("yes", "no", "true", "false"):
-        return "text"
-    if re.fullmatch(r"\s*\$?\s*\\text(?:bf|rm)?\s*\{\s*[A-Za-z]{2,}[A-Za-z .'-]*\}\s*\$?\s*", gold):
-        return "text"  # \text{no}, \text{east}
-    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+", " ", label_dropped(norm))
-    words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{3,}", bare) if w.lower() not in MATH_WORDS]
-    if words:
-        return "text"
-    from .numeric import exact_value
-    from .structure import Expr, Items, parse_value
-    try:
-        value = parse_value(norm)
-    except ParseError:
-        return "text" if re.search(r"[a-zA-Z]{2,}", norm) and "\\" not in norm else "math"
-    if isinstance(value, Expr) and exact_value(value.node) is not None:
-        return "numeric"
-    return "math"
-
-
-def label_dropped(norm: str) -> str:
-    """'ABC = 40', 'V_{ABC}:V=3:11' -> the value after the label: the names of a label are not
-    words (the kind is the value's)."""
-    from .parse import tokenize
-    from .structure import function_value_label, label_text
-
-    left, eq, right = norm.partition("=")
-    if not eq or "=" in right:
-        return norm
-    try:
-        tokens = tokenize(left.strip())
-    except ParseError:
-        return norm
-    return right if tokens and (label_text(tokens) or function_value_label(tokens)) else norm
 
 
 def grade(gold: str, response: str | None, kind: str | None = None, *, choices: Sequence[str] = (),
@@ -173,11 +54,11 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
         return Verdict(False, None, "none", "empty response: no answer to grade", "none")
     response = unescape(str(response))
     if kind == "choice" or (kind is None and gold_choice_letters(gold) is not None):
-        return grade_choice(gold, response, choices)
+        return grade_choice(gold, response, choices, grade_answer=grade)
     gold_text, gold_how = gold_answer(gold)
     kind = kind or infer_kind(gold_text)
     if kind == "choice":
-        return grade_choice(gold_text, response, choices)
+        return grade_choice(gold_text, response, choices, grade_answer=grade)
     several = gold_has_several(gold_text)
     answer, how = extract_answer(response, several=several)
     if answer is None:
@@ -203,37 +84,8 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     with sandbox.deadline(deadline_s):
         v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric")
     if gold_how != "bare":
-        v = Verdict(v.equal, v.extracted, v.method, f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]",
-                    v.extraction, v.details)
+        v = replace(v, reason=f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]")
     return v
-
-
-NUMBER_WORDS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty".split())}
-NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-                     "ninety": 90, "hundred": 100, "none": 0, "no": 0})
-
-
-def number_word(answer: str) -> str | None:
-    """'There are three ways.' -> '3': the last number word of a short answer without digits."""
-    words = re.findall(r"[a-z]+", answer.lower())
-    if len(words) > 20:
-        return None
-    found = [NUMBER_WORDS[w] for w in words if w in NUMBER_WORDS and w not in ("no", "none")]
-    if not found:
-        return None
-    return str(found[-1])
-
-
-def gold_has_several(gold_text: str) -> bool:
-    """A gold of several answers ('2, 3', '\\{1, 4\\}', '\\pm 2'): several boxes form a list."""
-    from .structure import Items, parse_value
-    try:
-        value = parse_value(normalise(gold_text).text)
-    except ParseError:
-        return False
-    return (isinstance(value, Items) and not value.ordered and len(value.items) > 1) or "\\pm" in gold_text
 
 
 def grade_math(gold: str, answer_text: str | None) -> Verdict:
@@ -242,287 +94,3 @@ def grade_math(gold: str, answer_text: str | None) -> Verdict:
     The kind follows the gold: '\\text{(C)}' grades as a choice, '\\text{east}' as text.
     """
     return grade(gold, answer_text, kind=None)
-
-
-def verdict(equal: bool | None, answer: str, method: str, reason: str, how: str, **details) -> Verdict:
-    return Verdict(equal, answer, method, reason, how, details=dict(details))
-
-
-DECIMAL_COMMA_RE = re.compile(r"^(-?)(\d+),(\d+)$")
-EURO_NUMBER_RE = re.compile(r"^(-?\d{1,3}(?:\.\d{3})+),(\d+)$")
-
-
-def decimal_comma(text: str) -> str | None:
-    """The decimal-comma reading of one number ('2,5' -> '2.5'), or None when it is not one.
-
-    A single comma between digits is a decimal comma unless exactly three digits follow it
-    and the part before is not 0 ('1,000' stays one thousand, '0,125' is 0.125); '1.234,5'
-    (dots as thousands) is 1234.5. Only applied when the gold is a single number, so a list
-    '2,5' against the gold '2, 5' stays a list.
-    """
-    m = EURO_NUMBER_RE.match(text)
-    if m:
-        return m.group(1).replace(".", "") + "." + m.group(2)
-    m = DECIMAL_COMMA_RE.match(text)
-    if not m:
-        return None
-    sign, whole, frac = m.groups()
-    if len(frac) == 3 and whole.lstrip("0") != "" and len(whole) <= 3:
-        return None
-    return f"{sign}{whole}.{frac}"
-
-
-def gold_decimal_comma(gold: str, text: str) -> str | None:
-    """The decimal-comma reading of a gold written `3,75`, or None where a comma between digits
-    may separate answers (`-2,1` and `2,5` are lists in MATH) or thousands (`1,500`).
-
-    A decimal comma when the part after it starts with 0 (`3,05`, `0,045`: a listed answer is
-    never written 05), has two digits (`3,75`, `19,99`), or is not three digits after a whole
-    part of 0 or of four digits or more (`0,125`, `1234,5`); `1.234,5` (dots for thousands);
-    any part after a currency sign (`5,90 €`). Used only when the answer is one number, as a
-    second reading after the list one.
-    """
-    m = EURO_NUMBER_RE.match(text)
-    if m:
-        return m.group(1).replace(".", "") + "." + m.group(2)
-    m = DECIMAL_COMMA_RE.match(text)
-    if not m:
-        return None
-    sign, whole, frac = m.groups()
-    money = re.search(r"[€£¥]|\b(?:EUR|euros?)\b", gold) is not None
-    if (frac.startswith("0") or len(frac) == 2 or (whole == "0" and len(frac) >= 2)
-            or (len(whole) >= 4 and len(frac) != 3) or (money and len(frac) != 3)):
-        return f"{sign}{whole}.{frac}"
-    return None
-
-
-def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True) -> Verdict:
-    """`percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
-    10). A pack that asks for kind="numeric" (GSM8K: golds are bare numbers, answers keep their
-    signs) compares the number instead."""
-    from .equivalence import compare
-    from .structure import Expr, Items, parse_value
-
-    if answer.strip() == gold.strip():
-        return verdict(True, answer, "exact", "identical to the gold", how)
-    g_norm, a_norm = normalise(gold), normalise(answer)
-    if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text and a_norm.percent <= g_norm.percent:
-        extra = f" (removed unit {a_norm.unit!r})" if a_norm.unit else ""
-        return verdict(True, answer, "normalised", f"equal after normalisation: {a_norm.text!r}{extra}", how)
-    try:
-        gold_value = parse_value(g_norm.text)
-    except ParseError as e:
-        return verdict(None, answer, "none", f"undecided: the gold {gold!r} could not be parsed ({e})", how)
-    note = ""
-    if isinstance(gold_value, Expr):
-        comma = decimal_comma(a_norm.text)
-        if comma is not None:
-            a_norm = type(a_norm)(comma, a_norm.percent, a_norm.unit)
-            note = f" [decimal comma read as a point: {comma}]"
-    try:
-        if how in ("whole", "answer-is", "zh-answer") and looks_like_prose(a_norm.text):
-            raise ParseError("a sentence, not a bare answer")
-        answer_value = parse_value(a_norm.text)
-    except TooBig as e:
-        return verdict(None, answer, "none", f"undecided: answer too large to check safely ({e})", how)
-    except ParseError as e:
-        # a sentence instead of a bare answer: fall back to its last number, marked so
-        # (a bare formula that fails to parse is not read through its numbers: '2\\ln|x|' is not 2)
-        readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math", "last-sentence") and looks_like_prose(answer))
-        several = isinstance(gold_value, Items) and not gold_value.ordered
-        number = None
-        if readable:
-            plain = last_sentence_math(answer)  # 'The side length is 4√7.' -> '4√7'
-            if plain and plain != answer.strip() and not re.fullmatch(r"[-−]?[\d,]*\.?\d+\s*%?", plain):
-                number = plain
-            else:
-                number = prose_numbers(answer, several)
-        elif "=" in answer and how in ("whole", "last-math", "last-sentence", "boxed"):
-            number = answer  # a worked line: its value after the last '=' is tried below
-        if number is None:
-            return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
-        answer, how = number, "last-number"
-        a_norm = normalise(number)
-        try:
-            answer_value = parse_value(a_norm.text)
-        except ParseError as e2:
-            # a worked line that does not parse whole ("12/20 x 100% = 60%"): its last value
-            tail = number.rsplit("=", 1)[1].strip() if "=" in number else ""
-            if UNKNOWNS_RE.search(number.rsplit("=", 1)[0]):
-                tail = ""  # 'x + y = 7', '2x = 10': an equation in unknowns is not its right side
-            try:
-                if not tail:
-                    raise e2
-                a_norm = normalise(tail)
-                answer_value = parse_value(a_norm.text)
-                answer = tail
-            except ParseError:
-                return verdict(False, answer, "none", f"could not read the answer as maths ({e2})", how)
-    if a_norm.percent and not g_norm.percent and percent_strict:
-        return verdict(False, answer, "numeric",
-                       f"the answer is a percent ({a_norm.text}%) and the gold {gold!r} is not: not converted", how)
-    decision = compare(gold_value, answer_value, gold_percent=g_norm.percent)
-    gold_comma = gold_decimal_comma(gold, g_norm.text) if isinstance(gold_value, Items) else None
-    if decision.equal is not True and gold_comma is not None and isinstance(answer_value, Expr):
-        comma_decision = compare(parse_value(gold_comma), answer_value, gold_percent=g_norm.percent)
-        if comma_decision.equal is True:
-            decision = comma_decision
-            note += f" [the gold's decimal comma read as a point: {gold_comma}]"
-    if decision.equal is not True and a_norm.approx:
-        # "8\\pi \\approx 25.13" against the gold 25.13: the approximation was the answer asked for
-        try:
-            approx = compare(gold_value, parse_value(a_norm.approx), gold_percent=g_norm.percent)
-        except ParseError:
-            approx = None
-        if approx is not None and approx.equal is True:
-            decision = approx
-            note += f" [the value after the approximation sign, {a_norm.approx}]"
-    reason = decision.reason + note
-    if how == "last-number":
-        reason += " [answer taken from the last number in the response: no marked final answer]"
-    return verdict(decision.equal, answer, decision.method, reason, how)
-
-
-# a letter standing for an unknown beside an operator or a coefficient ('x + y', '2x', '3 * n')
-UNKNOWNS_RE = re.compile(r"(?<![A-Za-z\\])[a-zA-Z]\s*[+\-−*/×÷^]|[+\-−*/×÷^]\s*[a-zA-Z](?![A-Za-z])|\d[a-zA-Z](?![A-Za-z])")
-PROSE_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:thousand|million|billion|trillion)\b)?"
-NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{PROSE_NUMBER}))+)")
-
-
-def prose_numbers(answer: str, several: bool) -> str | None:
-    """The number a sentence gives: its last number ('2.5 million' as one), or, when the gold
-    has several answers, the last run of numbers joined by and/or/commas ('are 3 and 5')."""
-    if several:
-        runs = list(NUMBER_LIST_RE.finditer(answer))
-        if runs:
-            return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
-    prepared = prepare_numbers(answer)
-    # "I get 6 ways, not 5.": a number the sentence rejects is not its answer
-    rejected = re.search(rf"(?:\b(?:not|never|rather than|instead of|pas|nicht|no es|не)\s+|(?:不是|并非|而非|ليس)\s*)"
-                         rf"({PROSE_NUMBER})\W*$", prepared)
-    if rejected:  # ... in other languages too: "La réponse n'est pas 12.", "答案不是12。"
-        answer = prepared = prepared[: rejected.start()]
-    numbers = list(re.finditer(PROSE_NUMBER, prepared))
-    if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
-        return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
-    if numbers:
-        scaled = scaled_number(numbers[-1].group(0), prepared[numbers[-1].end():])
-        if scaled is not None:  # '3万人', '2 Millionen': never the bare 3 or 2
-            return scaled[0]
-    return extract_last_number(answer)
-
-
-def looks_like_prose(text: str) -> bool:
-    """English words (not maths names) or any CJK, kana, Cyrillic, Arabic or Hangul letter: read
-    its last number instead.
-
-    Two words of 3+ letters, or one such word with a vowel beside another word ('He ran 15');
-    'xy + yz' and 'ab' are maths."""
-    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+|_\{?\w+\}?", " ", text)
-    words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{2,}(?![a-zA-Z])", bare) if w.lower() not in MATH_WORDS]
-    long = [w for w in words if len(w) >= 3]
-    if len(long) >= 2 or re.search(r"[\u4e00-\u9fff\u3040-\u30ff\u0400-\u04ff\u0600-\u06ff\uac00-\ud7af]", text):
-        return True
-    return bool(long) and len(words) >= 2 and bool(re.search(r"[aeiouy]", long[0], re.I))
-
-
-def grade_text(gold: str, answer: str, how: str) -> Verdict:
-    from .fuzzy import compare_text
-
-    if answer.strip() == gold.strip():
-        return verdict(True, answer, "exact", "identical to the gold", how)
-    equal, method, reason, score = compare_text(gold, answer)
-    if not equal and how in ("whole", "answer-is", "last-math", "boxed", "last-sentence"):
-        found = gold_in_sentence(gold, answer)
-        if found:
-            return verdict(True, answer, "fuzzy", found, how)
-    return verdict(equal, answer, method, reason, how, **({"score": score} if score is not None else {}))
-
-
-def gold_in_sentence(gold: str, answer: str) -> str | None:
-    """'So the day is Tuesday.' answers the text gold 'Tuesday': the gold's words appear once,
-    whole, in a short last sentence that negates nothing and names no alternative ('or')."""
-    from .fuzzy import NEGATION_RE, normalise_text
-
-    sentences = [x for x in re.split(r"(?<=[.!?。])\s+|\n", answer.strip()) if x.strip()]
-    if not sentences:
-        return None
-    last = normalise_text(sentences[-1])
-    g = normalise_text(gold)
-    if not g or len(last.split()) > 14 or re.search(r"\b(?:or|either|maybe|perhaps)\b", last):
-        return None
-    if NEGATION_RE.search(last) and not NEGATION_RE.search(g):
-        return None
-    if re.search(r"(?:^|\s)" + re.escape(g) + "$", last):
-        return f"the answer's last sentence ends by stating the gold {gold!r}"
-    if g in ("yes", "no", "true", "false") and re.match(re.escape(g) + r"\b", last) \
-            and re.match(r"\s*" + re.escape(g) + r"\s*[,.;:!]", sentences[-1], re.I):
-        return f"the answer's last sentence opens with {gold!r}"
-    return None
-
-
-# a letter and its option's text with only a space between ("B Marta"): read only when the
-# kind is choice (asked for, or given by a letter gold), never to infer the kind ("A man")
-LETTER_SPACE_TEXT_RE = re.compile(r"^\s*\(?([A-J])\)?\s+(\S.*)$", re.S)
-
-
-def letter_with_spaced_text(gold: str, choices: Sequence[str]) -> tuple[str, str] | None:
-    """('B', 'Marta') for the choice gold 'B Marta'; with the option texts, the text must be
-    option B's (a gold 'B Luis' where B is 'Marta' is a bad row, not a letter)."""
-    from .choice import _option_key
-
-    m = LETTER_SPACE_TEXT_RE.match(gold)
-    if not m:
-        return None
-    letter, text = m.group(1), m.group(2).strip()
-    if choices:
-        index = ord(letter) - ord("A")
-        if index >= len(choices) or _option_key(choices[index]) != _option_key(text):
-            raise ValueError(f"choice gold {gold!r}: option {letter} is {choices[index] if index < len(choices) else 'absent'!r}, "
-                             f"not {text!r}")
-    return letter, text
-
-
-def grade_choice(gold: str, response: str, choices: Sequence[str] = ()) -> Verdict:
-    """Option letters: the last boxed letter, else graders/choice.py's rules (shared with the
-    exam packs). Letters are compared as sets (a one-letter gold answered with two letters is
-    wrong); no letter, or an ambiguous answer ("A or B"), is undecided (equal=None)."""
-    from .choice import extract_choice
-
-    gold_letters = gold_choice_letters(gold)
-    spaced_text = None
-    if gold_letters is None:
-        spaced = letter_with_spaced_text(gold, choices)
-        if spaced is not None:
-            gold_letters, spaced_text = spaced
-    if gold_letters is None:
-        raise ValueError(f"choice gold {gold!r} is not option letters")
-    boxed = find_boxed(response[-20_000:])
-    letters = (choice_letters(normalise(boxed).text) or gold_choice_letters(boxed)
-               or gold_choice_letters(normalise(boxed).text)) if boxed is not None else None
-    how = "boxed"
-    found = "the last \\boxed{}"
-    if letters is None:
-        letters, found = extract_choice(response, choices, len(gold_letters))
-        how = found.split(":")[0].strip() or "none"
-    if letters is None and not found.startswith("ambiguous"):
-        # a letter alone in the last maths span ("\\[ \\text{(C)} \\]")
-        answer, answer_how = extract_answer(response)
-        if answer is not None and answer_how in ("last-math", "answer-is", "whole"):
-            letters = choice_letters(normalise(answer).text)
-            if letters is not None:
-                how, found = answer_how, f"{answer_how}: {answer!r}"
-    if letters is None:
-        option_text = gold_option_text(gold) or spaced_text
-        if option_text:  # "(C) 40 km" answered "40 km": the option's text instead of its letter
-            by_text = grade(option_text, response)
-            if by_text.equal is True:
-                return Verdict(True, gold_letters, "choice",
-                               f"gives the text of option {gold_letters} ({option_text!r}): {by_text.reason}", "option-text")
-        if found.startswith("no choice letter found"):  # the reason says it once
-            return Verdict(None, None, "none", found.replace("no choice letter found", "no option letter found"), "none")
-        return Verdict(None, None, "none", f"no option letter chosen ({found})", how)
-    letters = "".join(sorted(set(letters)))
-    equal = letters == gold_letters
-    reason = f"chose {letters}, gold {gold_letters}" + ("" if equal else " (different options)")
-    return Verdict(equal, letters, "choice", f"{reason}; read from {found}", how)

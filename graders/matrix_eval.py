@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import Callable
 
-from .parse import Node, ParseError, Parser, count_nodes, symbols_of, tokenize
-from .numeric import exact_value
+from .parse import Node, ParseError, Parser, count_nodes, exact_value, symbols_of, tokenize
 
 MAX_LITERALS = 8
 MAX_SIDE = 6
@@ -74,9 +74,7 @@ class Identity:
         return tuple(tuple(self.scale if i == j else zero for j in range(n)) for i in range(n))
 
 
-def parse_cells(body: str) -> Grid:
-    from .structure import Expr, parse_value
-
+def parse_cells(body: str, read_entry: Callable[[str], Node | None]) -> Grid:
     rows = [r for r in re.split(r"\\\\", body) if r.strip()]
     if not rows or len(rows) > MAX_SIDE:
         raise NotMatrixArithmetic("empty or too many rows")
@@ -85,22 +83,27 @@ def parse_cells(body: str) -> Grid:
         cells = row.split("&")
         if len(cells) > MAX_SIDE:
             raise NotMatrixArithmetic("too many columns")
-        values = [parse_value(c) for c in cells]
-        if not all(isinstance(v, Expr) for v in values):
+        values = [read_entry(c) for c in cells]
+        if any(v is None for v in values):
             raise NotMatrixArithmetic("an entry is not a number or expression")
-        grid.append(tuple(fold(v.node) for v in values))  # type: ignore[union-attr]
+        grid.append(tuple(fold(v) for v in values))  # type: ignore[arg-type]
     if len({len(r) for r in grid}) != 1:
         raise NotMatrixArithmetic("rows of different lengths")
     return tuple(grid)
 
 
-def evaluate(text: str, identity_size: int | None = None) -> Grid | None:
+def evaluate(text: str, identity_size: int | None = None, *,
+             read_entry: Callable[[str], Node | None]) -> Grid | None:
     """The matrix the text's arithmetic gives, or None when it is no matrix arithmetic we can
-    evaluate safely. Raises nothing but ParseError's TooBig from the parser."""
+    evaluate safely. Raises nothing but ParseError's TooBig from the parser.
+
+    `read_entry(cell)` reads one entry of a literal: its parse tree, None when it is no number
+    or expression. structure.py passes its matrix_entry (an entry is read like any value), so
+    this module does not import structure back."""
     literals: list[Grid] = []
 
     def placeholder(m: re.Match) -> str:
-        literals.append(parse_cells(m.group(2)))
+        literals.append(parse_cells(m.group(2), read_entry))
         return f" \\{PLACEHOLDER}_{{{len(literals) - 1}}} "
 
     try:

@@ -3,6 +3,8 @@
 Exact rationals via fractions.Fraction for +, -, *, /, integer powers and n!; a double
 precision complex value for anything constant (pi, sqrt, sin ...). Most answers are
 decided here in microseconds; only what these cannot settle goes to the sympy worker.
+The exact value of an AST (exact_value) is parse.py's, beside its double-precision
+constant_value: the parser needs it for the bounds of a sum, so it sits below this module.
 
 Tolerance (documented in docs/graders.md): two values that are both exact rationals must
 be equal exactly (10000 vs 10001 is wrong, however close). A decimal is accepted for a
@@ -15,69 +17,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .parse import MAX_EXPONENT, MAX_RESULT_DIGITS, Node, constant_value
+from .parse import Node, constant_value, exact_value
 
 FLOAT_REL_TOL = 1e-4        # decimal answer vs an irrational / non-terminating gold
 SAME_DOUBLE_REL_TOL = 1e-9  # two closed forms whose doubles agree this well go to sympy to confirm
 MIN_DECIMAL_DIGITS = 4      # 37.7 is not 12*pi; 0.3333 is 1/3
 CLEARLY_DIFFERENT = 1e-6    # doubles further apart than this: unequal without sympy
-
-
-class NotExact(Exception):
-    pass
-
-
-def exact_value(node: Node) -> Fraction | None:
-    """The exact rational value of a constant rational AST, else None."""
-    try:
-        return _exact(node)
-    except (NotExact, ZeroDivisionError, OverflowError, ValueError):
-        return None
-
-
-def _exact(node: Node) -> Fraction:
-    kind = node[0]
-    if kind == "num":
-        return node[1]
-    if kind == "neg":
-        return -_exact(node[1])
-    if kind == "add":
-        return sum((_exact(a) for a in node[1]), Fraction(0))
-    if kind == "mul":
-        out = Fraction(1)
-        for a in node[1]:
-            out *= _exact(a)
-        return out
-    if kind == "div":
-        return _exact(node[1]) / _exact(node[2])
-    if kind == "pow":
-        base, exponent = _exact(node[1]), _exact(node[2])
-        if exponent.denominator != 1 or abs(exponent) > 20 * MAX_EXPONENT:
-            raise NotExact
-        size = max(abs(base.numerator), base.denominator)
-        if size > 1 and math.log10(size) * abs(exponent) > MAX_RESULT_DIGITS:
-            raise NotExact
-        return base ** int(exponent)
-    if kind == "fact":
-        n = _exact(node[1])
-        if n.denominator != 1 or not 0 <= n <= MAX_EXPONENT:
-            raise NotExact
-        return Fraction(math.factorial(int(n)))
-    if kind == "func" and node[1] in ("gcd", "lcm", "max", "min"):
-        args = [_exact(a) for a in node[2]]
-        if node[1] in ("max", "min"):
-            return max(args) if node[1] == "max" else min(args)
-        if any(a.denominator != 1 for a in args):
-            raise NotExact
-        ints = [int(a) for a in args]
-        return Fraction(math.gcd(*ints) if node[1] == "gcd" else math.lcm(*ints))
-    if kind == "func" and node[1] == "sqrt":
-        inner = _exact(node[2][0])
-        if inner >= 0:
-            num, den = math.isqrt(inner.numerator), math.isqrt(inner.denominator)
-            if num * num == inner.numerator and den * den == inner.denominator:
-                return Fraction(num, den)
-    raise NotExact
 
 
 def decimal_digits(node: Node) -> int:

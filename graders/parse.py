@@ -386,7 +386,6 @@ class Parser:
         body = self.power()
         while self.peek() in ATOM_START and self.peek() not in ("FUNC", "SUM", "PROD"):
             body = self.node("mul", (body, self.power()))
-        from .numeric import exact_value
         lo_v, hi_v = exact_value(lo), exact_value(hi)
         if lo_v is None or hi_v is None or lo_v.denominator != 1 or hi_v.denominator != 1:
             raise ParseError("a sum or product with symbolic bounds")
@@ -483,6 +482,63 @@ def check_exponent(exponent: Node, base: Node | None = None) -> None:
     if b is not None and b.imag == 0 and abs(b.real) >= 2 and abs(value) * math.log10(abs(b.real)) <= MAX_RESULT_DIGITS:
         return
     raise TooBig("exponent too large to evaluate safely")
+
+
+class NotExact(Exception):
+    pass
+
+
+def exact_value(node: Node) -> Fraction | None:
+    """The exact rational value of a constant rational AST, else None."""
+    try:
+        return _exact(node)
+    except (NotExact, ZeroDivisionError, OverflowError, ValueError):
+        return None
+
+
+def _exact(node: Node) -> Fraction:
+    kind = node[0]
+    if kind == "num":
+        return node[1]
+    if kind == "neg":
+        return -_exact(node[1])
+    if kind == "add":
+        return sum((_exact(a) for a in node[1]), Fraction(0))
+    if kind == "mul":
+        out = Fraction(1)
+        for a in node[1]:
+            out *= _exact(a)
+        return out
+    if kind == "div":
+        return _exact(node[1]) / _exact(node[2])
+    if kind == "pow":
+        base, exponent = _exact(node[1]), _exact(node[2])
+        if exponent.denominator != 1 or abs(exponent) > 20 * MAX_EXPONENT:
+            raise NotExact
+        size = max(abs(base.numerator), base.denominator)
+        if size > 1 and math.log10(size) * abs(exponent) > MAX_RESULT_DIGITS:
+            raise NotExact
+        return base ** int(exponent)
+    if kind == "fact":
+        n = _exact(node[1])
+        if n.denominator != 1 or not 0 <= n <= MAX_EXPONENT:
+            raise NotExact
+        return Fraction(math.factorial(int(n)))
+    if kind == "func" and node[1] in ("gcd", "lcm", "max", "min"):
+        args = [_exact(a) for a in node[2]]
+        if node[1] in ("max", "min"):
+            return max(args) if node[1] == "max" else min(args)
+        if any(a.denominator != 1 for a in args):
+            raise NotExact
+        ints = [int(a) for a in args]
+        return Fraction(math.gcd(*ints) if node[1] == "gcd" else math.lcm(*ints))
+    if kind == "func" and node[1] == "sqrt":
+        inner = _exact(node[2][0])
+        if inner >= 0:
+            num, den = math.isqrt(inner.numerator), math.isqrt(inner.denominator)
+            if num * num == inner.numerator and den * den == inner.denominator:
+                return Fraction(num, den)
+    raise NotExact
 
 
 def constant_value(node: Node) -> complex | None:

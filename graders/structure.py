@@ -97,6 +97,13 @@ BASE_RE = re.compile(r"^([0-9A-Fa-f]+)_\{?(\d{1,2})\}?$")
 TOKEN_BUDGET = 600
 
 
+def matrix_entry(text: str) -> Node | None:
+    """One entry of a matrix literal in written-out arithmetic (matrix_eval.py): read like any
+    value, kept when it is a number or an expression."""
+    value = parse_value(text)
+    return value.node if isinstance(value, Expr) else None
+
+
 def parse_value(text: str) -> Value:
     text = text.strip()
     if len(text) > MAX_TEXT:
@@ -109,7 +116,7 @@ def parse_value(text: str) -> Value:
         side = text.rsplit("=", 1)[-1].strip()  # a worked line's value is its last side
         if side != text and MATRIX_RE.match(side):
             return parse_value(side)
-        grid = evaluate(side)
+        grid = evaluate(side, read_entry=matrix_entry)
         if grid is not None:
             return Matrix(tuple(tuple(Expr(entry) for entry in row) for row in grid))
     wrapped = re.fullmatch(r"[\[(]\s*(\\begin\{.*\\end\{[a-zA-Z]+\})\s*[\])]", text, re.S)
@@ -399,7 +406,7 @@ Bound = tuple[float, Fraction]   # (kind, value): kind -1 for -oo, 0 finite, 1 f
 
 
 def _bound(node: Node) -> Bound | None:
-    from .numeric import exact_value
+    from .parse import exact_value
     if is_infinite(node):
         return (-1 if node[0] == "neg" else 1, Fraction(0))
     value = exact_value(node)
@@ -473,8 +480,7 @@ def flip(op: str) -> str:
 def solve_linear(sides: list[Node], op: str) -> Value | None:
     """a*x + b < c*x + d with rational coefficients and one variable -> an interval."""
     from fractions import Fraction
-    from .numeric import exact_value
-    from .parse import substitute
+    from .parse import exact_value, substitute
 
     names = symbols_of(sides[0]) | symbols_of(sides[1])
     if len(names) != 1:
@@ -497,7 +503,7 @@ def solve_linear(sides: list[Node], op: str) -> Value | None:
 
 def absolute_value_bounds(chain: list[list[tuple[str, str]]], ops: list[str]) -> Value | None:
     """`2 <= |z| <= 5` -> [-5, -2] U [2, 5]; `|x| < 3` -> (-3, 3); `|x| > 3` -> (-oo, -3) U (3, oo)."""
-    from .numeric import exact_value
+    from .parse import exact_value
 
     sides = []
     for p in chain:
@@ -550,8 +556,7 @@ def absolute_value_bounds(chain: list[list[tuple[str, str]]], ops: list[str]) ->
 
 def linear_form(node: Node) -> tuple[Fraction, Fraction] | None:
     """(m, q) when node is m*x + q in one symbol with rational m != 0, q; else None."""
-    from .numeric import exact_value
-    from .parse import substitute
+    from .parse import exact_value, substitute
 
     names = symbols_of(node)
     if len(names) != 1:
@@ -584,6 +589,6 @@ def as_intervals(value: Value) -> list[Interval]:
 def number_value(value: Value) -> Fraction | None:
     """The exact rational value of a plain number answer, else None."""
     if isinstance(value, Expr):
-        from .numeric import exact_value
+        from .parse import exact_value
         return exact_value(value.node)
     return None

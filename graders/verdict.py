@@ -51,3 +51,7 @@ class Verdict:
     def from_dict(cls, data: dict[str, Any]) -> "Verdict":
         return cls(**{k: data.get(k) for k in ("equal", "extracted", "method", "reason", "extraction")},
                    details=data.get("details") or {})
+
+
+def verdict(equal: bool | None, answer: str, method: str, reason: str, how: str, **details) -> Verdict:
+    return Verdict(equal, answer, method, reason, how, details=dict(details))

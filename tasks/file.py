@@ -320,7 +320,7 @@ def row_to_item(row: Row, fields: Mapping[str, Any], kind: str | None) -> Item:
     if item_kind:
         meta: dict[str, Any] = {"kind": item_kind}
     else:   # graded as the graders infer it; kept so the judge knows an open (text) answer
-        from ..graders.grade import gold_answer, infer_kind
+        from ..graders.gold import gold_answer, infer_kind
 
         meta = {"inferred_kind": infer_kind(gold_answer(answer)[0])}
     return Item(id=item_id or f"{subset}/{row.index}", subset=subset, question=question, gold=answer,

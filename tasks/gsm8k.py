@@ -12,6 +12,8 @@ to the last number, saying so. docs/graders.md says what each figure of `show` m
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..graders import extract_gsm8k_strict, extract_last_number, grade
 from ._data import read_hub, read_jsonl, require_file
 from .pack import BadDataError, Item, LoadOptions, Pack, seeded_sample
@@ -64,8 +66,7 @@ def grade_answer(item: Item, answer: str):
     details = dict(verdict.details)
     details["strict"] = {"extracted": strict, "equal": None if strict is None else bool(grade(item.gold, strict, kind="numeric"))}
     details["flexible"] = {"extracted": flexible, "equal": None if flexible is None else bool(grade(item.gold, flexible, kind="numeric"))}
-    return type(verdict)(equal=verdict.equal, extracted=verdict.extracted, method=verdict.method,
-                         reason=verdict.reason, extraction=verdict.extraction, details=details)
+    return replace(verdict, details=details)
 
 
 PACK = Pack(

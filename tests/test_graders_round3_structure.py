@@ -155,7 +155,11 @@ def test_matrix_arithmetic_is_evaluated(gold, response, equal):
 
 
 def test_matrix_arithmetic_is_bounded():
-    from evalsuite.graders.matrix_eval import MAX_LITERALS, evaluate
+    from evalsuite.graders.matrix_eval import MAX_LITERALS, evaluate as evaluate_with
+    from evalsuite.graders.structure import matrix_entry
+
+    def evaluate(text):
+        return evaluate_with(text, read_entry=matrix_entry)
 
     big = pm(*[[f"x_{i}{j}" for j in range(6)] for i in range(6)])
     start = time.perf_counter()
@@ -170,7 +174,8 @@ def test_matrix_arithmetic_is_bounded():
 def test_matrix_arithmetic_runs_without_sympy_or_eval():
     # the evaluator works on our own parse trees in process: sympy is never imported for it
     code = ("import sys; from evalsuite.graders.matrix_eval import evaluate; "
-            f"g = evaluate({(A + ' + ' + B)!r}); assert g is not None; "
+            "from evalsuite.graders.structure import matrix_entry; "
+            f"g = evaluate({(A + ' + ' + B)!r}, read_entry=matrix_entry); assert g is not None; "
             "assert 'sympy' not in sys.modules, 'sympy imported'; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr

@@ -1,0 +1,213 @@
+"""Grading a maths or numeric answer once it is read: the cheapest rule that decides wins.
+
+exact string -> normalised string -> both parsed (structure.py) and compared numerically in
+process or symbolically in the sympy worker (equivalence.py). An answer that is a sentence is
+read through its last maths or its numbers (prose_numbers); a decimal comma is read as a point
+where it cannot separate list items or thousands. grade.grade dispatches here for math and
+numeric golds.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .extract import extract_last_number, last_sentence_math, prepare_numbers, scaled_number
+from .gold import MATH_WORDS
+from .normalise import normalise, plain_key
+from .parse import ParseError, TooBig
+from .verdict import Verdict, verdict
+
+NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+                     "ninety": 90, "hundred": 100, "none": 0, "no": 0})
+
+
+def number_word(answer: str) -> str | None:
+    """'There are three ways.' -> '3': the last number word of a short answer without digits."""
+    words = re.findall(r"[a-z]+", answer.lower())
+    if len(words) > 20:
+        return None
+    found = [NUMBER_WORDS[w] for w in words if w in NUMBER_WORDS and w not in ("no", "none")]
+    if not found:
+        return None
+    return str(found[-1])
+
+
+DECIMAL_COMMA_RE = re.compile(r"^(-?)(\d+),(\d+)$")
+EURO_NUMBER_RE = re.compile(r"^(-?\d{1,3}(?:\.\d{3})+),(\d+)$")
+
+
+def decimal_comma(text: str) -> str | None:
+    """The decimal-comma reading of one number ('2,5' -> '2.5'), or None when it is not one.
+
+    A single comma between digits is a decimal comma unless exactly three digits follow it
+    and the part before is not 0 ('1,000' stays one thousand, '0,125' is 0.125); '1.234,5'
+    (dots as thousands) is 1234.5. Only applied when the gold is a single number, so a list
+    '2,5' against the gold '2, 5' stays a list.
+    """
+    m = EURO_NUMBER_RE.match(text)
+    if m:
+        return m.group(1).replace(".", "") + "." + m.group(2)
+    m = DECIMAL_COMMA_RE.match(text)
+    if not m:
+        return None
+    sign, whole, frac = m.groups()
+    if len(frac) == 3 and whole.lstrip("0") != "" and len(whole) <= 3:
+        return None
+    return f"{sign}{whole}.{frac}"
+
+
+def gold_decimal_comma(gold: str, text: str) -> str | None:
+    """The decimal-comma reading of a gold written `3,75`, or None where a comma between digits
+    may separate answers (`-2,1` and `2,5` are lists in MATH) or thousands (`1,500`).
+
+    A decimal comma when the part after it starts with 0 (`3,05`, `0,045`: a listed answer is
+    never written 05), has two digits (`3,75`, `19,99`), or is not three digits after a whole
+    part of 0 or of four digits or more (`0,125`, `1234,5`); `1.234,5` (dots for thousands);
+    any part after a currency sign (`5,90 €`). Used only when the answer is one number, as a
+    second reading after the list one.
+    """
+    m = EURO_NUMBER_RE.match(text)
+    if m:
+        return m.group(1).replace(".", "") + "." + m.group(2)
+    m = DECIMAL_COMMA_RE.match(text)
+    if not m:
+        return None
+    sign, whole, frac = m.groups()
+    money = re.search(r"[€£¥]|\b(?:EUR|euros?)\b", gold) is not None
+    if (frac.startswith("0") or len(frac) == 2 or (whole == "0" and len(frac) >= 2)
+            or (len(whole) >= 4 and len(frac) != 3) or (money and len(frac) != 3)):
+        return f"{sign}{whole}.{frac}"
+    return None
+
+
+def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True) -> Verdict:
+    """`percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
+    10). A pack that asks for kind="numeric" (GSM8K: golds are bare numbers, answers keep their
+    signs) compares the number instead."""
+    from .equivalence import compare
+    from .structure import Expr, Items, parse_value
+
+    if answer.strip() == gold.strip():
+        return verdict(True, answer, "exact", "identical to the gold", how)
+    g_norm, a_norm = normalise(gold), normalise(answer)
+    if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text and a_norm.percent <= g_norm.percent:
+        extra = f" (removed unit {a_norm.unit!r})" if a_norm.unit else ""
+        return verdict(True, answer, "normalised", f"equal after normalisation: {a_norm.text!r}{extra}", how)
+    try:
+        gold_value = parse_value(g_norm.text)
+    except ParseError as e:
+        return verdict(None, answer, "none", f"undecided: the gold {gold!r} could not be parsed ({e})", how)
+    note = ""
+    if isinstance(gold_value, Expr):
+        comma = decimal_comma(a_norm.text)
+        if comma is not None:
+            a_norm = replace(a_norm, text=comma, approx=None)  # the comma reading keeps no approximation
+            note = f" [decimal comma read as a point: {comma}]"
+    try:
+        if how in ("whole", "answer-is", "zh-answer") and looks_like_prose(a_norm.text):
+            raise ParseError("a sentence, not a bare answer")
+        answer_value = parse_value(a_norm.text)
+    except TooBig as e:
+        return verdict(None, answer, "none", f"undecided: answer too large to check safely ({e})", how)
+    except ParseError as e:
+        # a sentence instead of a bare answer: fall back to its last number, marked so
+        # (a bare formula that fails to parse is not read through its numbers: '2\\ln|x|' is not 2)
+        readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math", "last-sentence") and looks_like_prose(answer))
+        several = isinstance(gold_value, Items) and not gold_value.ordered
+        number = None
+        if readable:
+            plain = last_sentence_math(answer)  # 'The side length is 4√7.' -> '4√7'
+            if plain and plain != answer.strip() and not re.fullmatch(r"[-−]?[\d,]*\.?\d+\s*%?", plain):
+                number = plain
+            else:
+                number = prose_numbers(answer, several)
+        elif "=" in answer and how in ("whole", "last-math", "last-sentence", "boxed"):
+            number = answer  # a worked line: its value after the last '=' is tried below
+        if number is None:
+            return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
+        answer, how = number, "last-number"
+        a_norm = normalise(number)
+        try:
+            answer_value = parse_value(a_norm.text)
+        except ParseError as e2:
+            # a worked line that does not parse whole ("12/20 x 100% = 60%"): its last value
+            tail = number.rsplit("=", 1)[1].strip() if "=" in number else ""
+            if UNKNOWNS_RE.search(number.rsplit("=", 1)[0]):
+                tail = ""  # 'x + y = 7', '2x = 10': an equation in unknowns is not its right side
+            try:
+                if not tail:
+                    raise e2
+                a_norm = normalise(tail)
+                answer_value = parse_value(a_norm.text)
+                answer = tail
+            except ParseError:
+                return verdict(False, answer, "none", f"could not read the answer as maths ({e2})", how)
+    if a_norm.percent and not g_norm.percent and percent_strict:
+        return verdict(False, answer, "numeric",
+                       f"the answer is a percent ({a_norm.text}%) and the gold {gold!r} is not: not converted", how)
+    decision = compare(gold_value, answer_value, gold_percent=g_norm.percent)
+    gold_comma = gold_decimal_comma(gold, g_norm.text) if isinstance(gold_value, Items) else None
+    if decision.equal is not True and gold_comma is not None and isinstance(answer_value, Expr):
+        comma_decision = compare(parse_value(gold_comma), answer_value, gold_percent=g_norm.percent)
+        if comma_decision.equal is True:
+            decision = comma_decision
+            note += f" [the gold's decimal comma read as a point: {gold_comma}]"
+    if decision.equal is not True and a_norm.approx:
+        # "8\\pi \\approx 25.13" against the gold 25.13: the approximation was the answer asked for
+        try:
+            approx = compare(gold_value, parse_value(a_norm.approx), gold_percent=g_norm.percent)
+        except ParseError:
+            approx = None
+        if approx is not None and approx.equal is True:
+            decision = approx
+            note += f" [the value after the approximation sign, {a_norm.approx}]"
+    reason = decision.reason + note
+    if how == "last-number":
+        reason += " [answer taken from the last number in the response: no marked final answer]"
+    return verdict(decision.equal, answer, decision.method, reason, how)
+
+
+# a letter standing for an unknown beside an operator or a coefficient ('x + y', '2x', '3 * n')
+UNKNOWNS_RE = re.compile(r"(?<![A-Za-z\\])[a-zA-Z]\s*[+\-−*/×÷^]|[+\-−*/×÷^]\s*[a-zA-Z](?![A-Za-z])|\d[a-zA-Z](?![A-Za-z])")
+PROSE_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:thousand|million|billion|trillion)\b)?"
+NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{PROSE_NUMBER}))+)")
+
+
+def prose_numbers(answer: str, several: bool) -> str | None:
+    """The number a sentence gives: its last number ('2.5 million' as one), or, when the gold
+    has several answers, the last run of numbers joined by and/or/commas ('are 3 and 5')."""
+    if several:
+        runs = list(NUMBER_LIST_RE.finditer(answer))
+        if runs:
+            return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
+    prepared = prepare_numbers(answer)
+    # "I get 6 ways, not 5.": a number the sentence rejects is not its answer
+    rejected = re.search(rf"(?:\b(?:not|never|rather than|instead of|pas|nicht|no es|не)\s+|(?:不是|并非|而非|ليس)\s*)"
+                         rf"({PROSE_NUMBER})\W*$", prepared)
+    if rejected:  # ... in other languages too: "La réponse n'est pas 12.", "答案不是12。"
+        answer = prepared = prepared[: rejected.start()]
+    numbers = list(re.finditer(PROSE_NUMBER, prepared))
+    if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
+        return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
+    if numbers:
+        scaled = scaled_number(numbers[-1].group(0), prepared[numbers[-1].end():])
+        if scaled is not None:  # '3万人', '2 Millionen': never the bare 3 or 2
+            return scaled[0]
+    return extract_last_number(answer)
+
+
+def looks_like_prose(text: str) -> bool:
+    """English words (not maths names) or any CJK, kana, Cyrillic, Arabic or Hangul letter: read
+    its last number instead.
+
+    Two words of 3+ letters, or one such word with a vowel beside another word ('He ran 15');
+    'xy + yz' and 'ab' are maths."""
+    bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+|_\{?\w+\}?", " ", text)
+    words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{2,}(?![a-zA-Z])", bare) if w.lower() not in MATH_WORDS]
+    long = [w for w in words if len(w) >= 3]
+    if len(long) >= 2 or re.search(r"[\u4e00-\u9fff\u3040-\u30ff\u0400-\u04ff\u0600-\u06ff\uac00-\ud7af]", text):
+        return True
+    return bool(long) and len(words) >= 2 and bool(re.search(r"[aeiouy]", long[0], re.I))
