@@ -21,7 +21,8 @@ FLOORS = {"evalsuite": ROOT, "evalsuite.tasks": Path(evalsuite.tasks.__file__).p
           "evalsuite.graders": Path(evalsuite.graders.__file__).parent}
 GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
 # the run machinery: it calls endpoints, runs packs or parses the command line
-RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.client", "evalsuite.engines")
+RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.client", "evalsuite.engines", "evalsuite.serve",
+                 "evalsuite.sweep", "evalsuite.judge")
 # the two analyses that ask an endpoint (the lossless command, rescore's teacher forcing)
 ASK_ENDPOINTS = ("evalsuite.lossless.command", "evalsuite.lossless.rescore")
 ABOVE_ANALYSIS = RUN_MACHINERY + ASK_ENDPOINTS
