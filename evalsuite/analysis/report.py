@@ -38,9 +38,14 @@ def runs_table(runs: Sequence[Run], names: Sequence[str]) -> dict[str, Any]:
         m = run.manifest
         d = m.get("decoding") or {}
         decoding = ", ".join(f"{k}={json.dumps(v)}" for k, v in d.items() if v not in (None, {}, []))
+        stream = (m.get("client") or {}).get("stream")
+        if stream is not None:     # logprob shapes and verdicts depend on it (docs/lossless.md)
+            decoding += ("" if not decoding else ", ") + ("stream" if stream else "no-stream")
+        from ..speculation import manifest_summary
         rows.append([name, run.path.name, m.get("pack"), m.get("model"), ", ".join(m.get("endpoints") or []),
-                     m.get("status"), decoding, len(run.records)])
-    return table(["run", "folder", "pack", "model", "endpoints", "status", "decoding", "records"], rows, text_columns=7)
+                     m.get("status"), decoding, manifest_summary(m) or "not recorded", len(run.records)])
+    return table(["run", "folder", "pack", "model", "endpoints", "status", "decoding", "speculation", "records"], rows,
+                 text_columns=8)
 
 
 def plot_images(cmp: Comparison) -> list[tuple[str, str]]:

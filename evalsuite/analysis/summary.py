@@ -104,6 +104,11 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     if missing.get("items"):
         lines.append(f"logprobs partly missing: {missing['tokens']} token(s) on {missing['items']} item(s) came without "
                      "a number (speculative tokens: llama-server sends none); they are never read as certain")
+    from ..speculation import manifest_summary, stream_mode
+
+    serving = [x for x in (manifest_summary(manifest), stream_mode(manifest)) if x]
+    if serving:
+        lines.append("; ".join(serving))
     subsets = summary.get("subsets") or []
     if len(subsets) > 1:
         width = max(len("subset"), *(len(s["subset"]) for s in subsets))

@@ -54,6 +54,8 @@ class LosslessSettings:
     argv: tuple[str, ...] = ()
     resume: Path | None = None       # the lossless folder, or its baseline/candidate run folder
     retry_errors: bool = False
+    aa: bool = False                 # run the baseline twice: the engine's own noise (RUN_DIR/baseline-repeat)
+    aa_concurrency: int | None = None   # the repeat's concurrency (None: --concurrency)
 
 
 def parse_extra_body(value: str | dict | None) -> dict:
@@ -73,7 +75,7 @@ def lossless_root(s: LosslessSettings) -> Path:
     --run-dir, or a new one under results/."""
     if s.resume is not None:
         path = Path(s.resume)
-        if path.name in ("baseline", "candidate") and (path / "manifest.json").exists():
+        if path.name in ("baseline", "baseline-repeat", "candidate") and (path / "manifest.json").exists():
             return path.parent
         return path
     return s.run_dir or Path("results") / f"lossless-{s.pack}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -89,15 +91,17 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
     # The runner prints `argv` + `--resume <this run folder>` after an interruption: that is a
     # lossless command this function accepts (lossless_root), so argv is the lossless command as typed.
     resume = s.resume is not None and (folder / "manifest.json").exists()
+    concurrency = s.aa_concurrency if role == "baseline-repeat" and s.aa_concurrency else s.concurrency
     return RunSettings(pack=s.pack, endpoints=(endpoint,), run_dir=folder, model=s.model, api=s.api, decoding=decoding,
-                       concurrency=s.concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
+                       concurrency=concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
                        limit=s.limit, label=role, quiet=s.quiet, stream=s.stream, argv=s.argv,
                        resume=resume, retry_errors=resume and s.retry_errors)
 
 
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
               json_path: Any = None, html_path: Any = None, fail_on: str | None = None,
-              rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None) -> int:
+              rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None,
+              aa: Any = None) -> int:
     """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
     import json
     import sys
@@ -116,12 +120,21 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
             from .rescore import rescore_result
             result = rescore_result(result, runs[0], runs[1], rescore_endpoint, api_key_env)
         code = exit_code(result, fail_on)
+        floor = None
+        if aa is not None:      # the engine's own noise: the baseline against its repeat
+            from .noise import noise_floor
+            floor = noise_floor(diff_runs(runs[0], load_diff_run(aa), tau_for(tau, precision)), result)
     except (RunFolderError, DiffRefused, OutputError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     echo(format_diff(result))
+    data = result.to_dict()
+    if floor is not None:
+        echo(f"noise floor (A/A {aa}): {floor.sentence}")
+        data["noise_floor"] = floor.to_dict()
+        data["noise_floor"]["aa_path"] = str(aa)
     if json_path:
-        Path(json_path).write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        Path(json_path).write_text(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     if html_path:
         from .html import render_html
         Path(html_path).write_text(render_html(result), encoding="utf-8")
@@ -150,9 +163,13 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
         print(f"error: cannot resume {s.resume}: no such folder", file=sys.stderr)
         return EXIT_USAGE
     folders = {"baseline": root / "baseline", "candidate": root / "candidate"}
+    order = [("baseline", s.baseline_endpoint), ("candidate", s.candidate_endpoint)]
+    if s.aa or (s.resume is not None and (root / "baseline-repeat" / "manifest.json").exists()):
+        folders["baseline-repeat"] = root / "baseline-repeat"
+        order.insert(1, ("baseline-repeat", s.baseline_endpoint))
     codes = {}
     try:
-        for role, endpoint in (("baseline", s.baseline_endpoint), ("candidate", s.candidate_endpoint)):
+        for role, endpoint in order:
             if not s.quiet:
                 print(f"{role}: {endpoint} -> {folders[role]}", file=sys.stderr)
             codes[role] = run(run_settings(s, role, endpoint, folders[role]))
@@ -173,7 +190,8 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
              "may be missing where drafts were accepted")
     code = diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
                      json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
-                     rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo)
+                     rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo,
+                     aa=folders.get("baseline-repeat"))
     if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
         from ..manifest import resume_command
 

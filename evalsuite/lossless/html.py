@@ -15,7 +15,8 @@ def runs_rows(result: DiffResult) -> list[list[str]]:
     for role, side in (("baseline", result.baseline), ("candidate", result.candidate)):
         acc = "n/a" if side.accuracy is None else \
             f"{100 * side.accuracy:.1f}% ({side.n_correct}/{side.n - side.n_errors})"
-        rows.append([role, side.label, ", ".join(side.endpoints), acc, side.path])
+        serving = "; ".join(x for x in (side.speculation, side.stream) if x) or "not recorded"
+        rows.append([role, side.label, ", ".join(side.endpoints), acc, side.path, serving])
     return rows
 
 
