@@ -114,9 +114,14 @@ def divergences(path: Path) -> dict[str, Any]:
         raise CompareError(f"diff JSON {path} has no top-level 'counts' object")
     items = data.get("items") if isinstance(data.get("items"), list) else []
     shown = sort_divergences([i for i in items if isinstance(i, dict) and is_divergence(i)])
+    from ..lossless.drift import page_view, summary_from_dict
+
+    floor = data.get("noise_floor") if isinstance(data.get("noise_floor"), dict) else {}
     return {"source": Path(path).name, "summary": data["summary"] if isinstance(data.get("summary"), str) else "",
             "counts": data["counts"], "cards": [divergence_card(i) for i in shown[:MAX_DIVERGENCE_CARDS]],
-            "more": max(0, len(shown) - MAX_DIVERGENCE_CARDS)}
+            "more": max(0, len(shown) - MAX_DIVERGENCE_CARDS),
+            "drift": page_view(summary_from_dict(data.get("drift"))),
+            "noise_floor": floor.get("summary") if isinstance(floor.get("summary"), str) else None}
 
 
 def build_report(runs: Sequence[Run], *, diff: Path | None = None, samples: int = 8, alpha: float = 0.05,

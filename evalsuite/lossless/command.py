@@ -137,7 +137,7 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
         Path(json_path).write_text(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     if html_path:
         from .html import render_html
-        Path(html_path).write_text(render_html(result), encoding="utf-8")
+        Path(html_path).write_text(render_html(result, noise_floor=floor and floor.sentence), encoding="utf-8")
     return code
 
 

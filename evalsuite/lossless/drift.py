@@ -352,3 +352,38 @@ def survival_svg(curve: Sequence[Sequence[float]], width: int = 520, height: int
             f'<text x="{left}" y="{height - 8}" font-size="10">0</text>'
             f'<text x="{width - right}" y="{height - 8}" font-size="10" text-anchor="end">{t_max:.0f} tokens</text>'
             f'<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="{" ".join(points)}"/></svg>')
+
+
+def summary_from_dict(data: Any) -> DriftSummary | None:
+    """A diff JSON's `drift` back as a DriftSummary (for `report --diff`); None when absent or
+    not well-formed (the JSON is a file a person may have edited)."""
+    if not isinstance(data, dict):
+        return None
+
+    def num(key: str) -> float | None:
+        v = data.get(key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+    try:
+        curve = tuple((int(t), float(v)) for t, v in (data.get("survival") or [])[:10_000]
+                      if isinstance(t, (int, float)) and isinstance(v, (int, float)))
+        ints = {k: int(data.get(k) or 0) for k in ("items", "tokens", "walked_tokens", "divergences")}
+    except (TypeError, ValueError):
+        return None
+    return DriftSummary(kl_mean=num("kl_mean"), kl_median=num("kl_median"), kl_p99=num("kl_p99"), kl_max=num("kl_max"),
+                        same_top1=num("same_top1"), dp_mean_abs=num("dp_mean_abs"), dp_rms=num("dp_rms"),
+                        dp_p99_abs=num("dp_p99_abs"), divergences_per_1000=num("divergences_per_1000"),
+                        survival=curve, **ints)
+
+
+def page_view(summary: DriftSummary | None) -> dict[str, Any] | None:
+    """What the diff page and the report draw: the line, the survival line, the KL note and the
+    survival plot (inline SVG, built here from numbers only)."""
+    if summary is None:
+        return None
+    from markupsafe import Markup
+
+    ok = summary.tokens and None not in (summary.kl_mean, summary.kl_median, summary.kl_p99, summary.kl_max,
+                                         summary.same_top1, summary.dp_mean_abs, summary.dp_rms)
+    line = summary.line() if ok or not summary.tokens else "drift: figures missing from the diff JSON"
+    return {"line": line, "survival": summary.survival_line(), "note": KL_NOTE,
+            "svg": Markup(survival_svg(summary.survival))}
