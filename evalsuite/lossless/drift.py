@@ -345,7 +345,7 @@ def survival_svg(curve: Sequence[Sequence[float]], width: int = 520, height: int
         last = s
     ticks = "".join(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="10">{100 * v:.0f}%</text>'
                     for v in (s_min, (1 + s_min) / 2, 1.0))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+    return (f'<svg width="{width}" height="{height}" role="img" '
             f'aria-label="share of items still identical after t tokens">'
             f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" fill="none" '
             f'stroke="#ccc"/>{ticks}'
