@@ -76,12 +76,13 @@ def test_candidate_text_mismatch_after_the_divergence_keeps_its_token(tmp_path):
 
 
 def test_rendering_mismatch_after_the_divergence_is_named_as_rendering(tmp_path):
-    # the baseline's text renders a lone partial UTF-8 byte as U+FFFD where its entry has the
-    # byte (and an empty token text): not a skipped token, and not speculation
+    # the baseline's text renders a truncated UTF-8 sequence (E2 80) as two U+FFFD, one per byte,
+    # where its entry has the bytes (and an empty token text) and decoding them gives one:
+    # not a skipped token, and not speculation
     base = (sure(["a"]) + [lt("b", -0.1, [("b", -0.1), ("c", -0.7)])]
-            + [lt("", -0.1, raw=[0x99])] + sure(["d"]))
+            + [lt("", -0.1, raw=[0xE2, 0x80])] + sure(["d"]))
     cand = sure(["a"]) + [lt("c", -0.1, [("c", -0.1), ("b", -0.7)])] + sure(["d"])
-    result, item = diff_one(tmp_path, base, "ab\ufffdd", cand, "acd", base_spec=speculation(0))
+    result, item = diff_one(tmp_path, base, "ab\ufffd\ufffdd", cand, "acd", base_spec=speculation(0))
     assert item.verdict == "real" and item.token_index == 1, item.reason
     note = next(n for n in item.notes if "after the divergence" in n)
     assert "speculat" not in note and "draft" not in note

@@ -192,6 +192,12 @@ def _padded(values: Any, lengths: Any, width: int, fill: Any, dtype: Any) -> Any
     return out
 
 
+def _by_id(tables: Sequence[Any]) -> bool:
+    import pyarrow.compute as pc
+
+    return all(t.column("id").null_count == 0 and pc.list_flatten(t.column("top_id")).null_count == 0 for t in tables)
+
+
 def _keys(tables: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     """The emitted and top-K token keys of each table, in one key space: ids when every token
     and alternative of both has one, else bytes (the text where bytes are missing), dictionary
@@ -228,7 +234,15 @@ def position_drift(tb: Any, tc: Any, prefix: int) -> PositionDrift | None:
     if tb is None or tc is None or prefix <= 0:
         return None
     tb, tc = tb.slice(0, prefix).combine_chunks(), tc.slice(0, prefix).combine_chunks()
+    if all(tb.column(name).equals(tc.column(name)) for name in ("logprob", "top_id", "top_logprob", "top_bytes")) \
+            and tb.column("top_id").null_count == 0:
+        # the same numbers on both sides (the common case of a lossless change): no drift, and
+        # nothing to compute but how many positions had numbers
+        n = int(pc.sum(pc.and_(pc.greater(pc.fill_null(pc.list_value_length(tb.column("top_logprob")), 0), 0),
+                               pc.is_finite(pc.fill_null(tb.column("logprob").cast(pa.float64()), np.nan)))).as_py() or 0)
+        return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32))
     (kb, kc), (tkb, tkc) = _keys((tb, tc))
+    by_id = _by_id((tb, tc))
 
     def floats(col: Any) -> Any:
         return pc.fill_null(col.cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
@@ -250,13 +264,19 @@ def position_drift(tb: Any, tc: Any, prefix: int) -> PositionDrift | None:
     with np.errstate(over="ignore", invalid="ignore"):
         pb = np.exp(np.nan_to_num(_padded(vb, nb, width, -np.inf, np.float64)[keep], nan=-np.inf))
         pc_ = np.exp(np.nan_to_num(_padded(vc, nc, width, -np.inf, np.float64)[keep], nan=-np.inf))
-    match = key_b[:, :, None] == key_c[:, None, :]                       # [n, K, K]
-    listed = match.any(axis=2) & (pb > 0)                                 # baseline slots the candidate names
-    q = np.where(match, pc_[:, None, :], 0.0).max(axis=2)
-    # a key listed twice on the baseline side (llama-cpp-python's merged '' entries) counts once
-    if width > 1:
-        earlier = np.tri(width, k=-1, dtype=bool)                         # [a, b]: b < a
-        listed &= ~((key_b[:, :, None] == key_b[:, None, :]) & earlier[None]).any(axis=2)
+    # for each baseline slot: does the candidate list that token, and with what probability
+    # (K is small: one [n, K] comparison per candidate slot beats an [n, K, K] cube)
+    listed = np.zeros(key_b.shape, bool)
+    q = np.zeros(key_b.shape)
+    for slot in range(width):
+        hit = key_b == key_c[:, slot:slot + 1]
+        listed |= hit
+        np.maximum(q, np.where(hit, pc_[:, slot:slot + 1], 0.0), out=q)
+    listed &= pb > 0
+    if not by_id and width > 1:
+        # a key listed twice on the baseline side (llama-cpp-python's merged '' entries) counts once
+        for slot in range(1, width):
+            listed[:, slot] &= ~(key_b[:, :slot] == key_b[:, slot:slot + 1]).any(axis=1)
     p_common = np.where(listed, pb, 0.0)
     q_common = np.where(listed, q, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -281,21 +301,27 @@ def common_prefix(tb: Any, tc: Any) -> int:
     n = min(tb.num_rows, tc.num_rows)
     if n == 0:
         return 0
-    (kb, kc), _ = _keys((tb.slice(0, n).combine_chunks(), tc.slice(0, n).combine_chunks()))
+    ib, ic = tb.column("id").slice(0, n), tc.column("id").slice(0, n)
+    if ib.null_count == 0 and ic.null_count == 0:
+        kb, kc = ib.to_numpy(), ic.to_numpy()
+    else:
+        (kb, kc), _ = _keys((tb.slice(0, n).combine_chunks(), tc.slice(0, n).combine_chunks()))
     differ = np.flatnonzero(kb[:n] != kc[:n])
     return int(differ[0]) if differ.size else n
 
 
-def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
+def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
+               same_tokens: bool = False) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
     """One item's drift: (its summary, the per-position values, tokens walked in common, whether
     the walk ended at a divergence). The common prefix ends at the verdict's divergence when
     there is one, else where the two token streams part (an identical text tokenised apart, or
-    entries a stream skipped) or at the shorter end."""
+    entries a stream skipped) or at the shorter end. `same_tokens`: the caller already knows the
+    two streams are the same tokens (identical_by_columns)."""
     import numpy as np
 
     if tb is None or tc is None:
         return None, None, 0, False
-    prefix = common_prefix(tb, tc)
+    prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc)
     diverged = verdict not in ("identical", "cut_prefix") and token_index is not None
     if diverged:
         prefix = min(prefix, token_index)

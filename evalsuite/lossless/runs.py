@@ -267,15 +267,17 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
         # the side file's Arrow tables; an old folder's inline lists keep their float64 logprobs
         if _columnar(baseline, i) and _columnar(candidate, i):
             tables = baseline.tokens.table(i), candidate.tokens.table(i)
-            item = identical_by_columns(b, c, *tables) or diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
+            fast = identical_by_columns(b, c, *tables)
+            item = fast or diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
             sizes = [0 if t is None else t.num_rows for t in tables]
         else:
             b, c = baseline.with_logprobs(b), candidate.with_logprobs(c)
             item = diff_item(b, c, tau, top_k, drafted=drafted)
             sizes = [len(r.get("logprobs") or ()) for r in (b, c)]
             tables = table_of(b.get("logprobs")), table_of(c.get("logprobs"))
+            fast = None
         if item.verdict != "undetermined" or item.token_index is not None:
-            summary, values, walked, diverged = item_drift(*tables, item.verdict, item.token_index)
+            summary, values, walked, diverged = item_drift(*tables, item.verdict, item.token_index, fast is not None)
             if summary is not None:
                 item = replace(item, drift=summary)
                 drift.add(values, walked, diverged)
