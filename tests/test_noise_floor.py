@@ -25,6 +25,7 @@ def test_same_flip_rate_is_within_the_noise_and_real_divergences_are_beyond(run_
         within, out = _lossless(run_cli, tmp_path, data_dir, base.url, same.url, "same")
         beyond, out_beyond = _lossless(run_cli, tmp_path, data_dir, base.url, worse.url, "worse")
     floor = within["noise_floor"]
+    print(f"same flip rate: {floor['summary']}\nreal divergences too: {beyond['noise_floor']['summary']}")
     assert floor["aa_divergent"] > 0, "the A/A pair never differed: the test would prove nothing"
     assert floor["verdict"] == "within", floor
     assert "within the engine's own noise" in out
