@@ -176,13 +176,15 @@ def diff_cmd(
     rescore: Optional[str] = typer.Option(None, help="Baseline endpoint URL: re-score undetermined divergences there (calls the server)."),
     api_key_env: Optional[str] = typer.Option(None, help="With --rescore: environment variable holding the API key (default OPENAI_API_KEY)."),
     aa: Optional[Path] = typer.Option(None, "--aa", metavar="RUN_DIR", help="A repeat of the baseline (same server): classify the candidate against the engine's own noise."),
+    teacher_forced: Optional[str] = typer.Option(None, metavar="URL", help="Candidate endpoint: score the baseline's generations there (vLLM prompt_logprobs) for drift along the whole text (calls the server)."),
+    teacher_items: int = typer.Option(20, min=1, metavar="N", help="With --teacher-forced: how many items (one request each)."),
 ) -> None:
     """Speculation on vs off (or any serving change): identical, near-tie flip, or real divergence, per item."""
     from .lossless.command import diff_main
 
     raise typer.Exit(diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_out, html_path=html,
                                fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo, api_key_env=api_key_env,
-                               aa=aa))
+                               aa=aa, teacher_endpoint=teacher_forced, teacher_items=teacher_items))
 
 
 @app.command()

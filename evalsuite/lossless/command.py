@@ -101,7 +101,7 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str, folder: Path):
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
               json_path: Any = None, html_path: Any = None, fail_on: str | None = None,
               rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None,
-              aa: Any = None) -> int:
+              aa: Any = None, teacher_endpoint: str | None = None, teacher_items: int = 20) -> int:
     """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
     import json
     import sys
@@ -133,6 +133,12 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
         echo(f"noise floor (A/A {aa}): {floor.sentence}")
         data["noise_floor"] = floor.to_dict()
         data["noise_floor"]["aa_path"] = str(aa)
+    if teacher_endpoint:       # the one other part that calls a server, when asked
+        from .teacher import teacher_forced
+        sample = [i.id for i in result.items][:teacher_items]
+        forced = teacher_forced(runs[0], teacher_endpoint, sample, api_key_env=api_key_env)
+        echo(forced.line())
+        data["teacher_forced"] = forced.to_dict()
     if json_path:
         Path(json_path).write_text(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     if html_path:

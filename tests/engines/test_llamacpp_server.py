@@ -229,3 +229,12 @@ def test_perturbed_weights_leave_no_divergence_with_logprobs_undetermined(tmp_pa
     manifest = json.loads((cand_dir / "manifest.json").read_text())
     assert manifest["client"]["stream"] is (mode == "stream")
     assert data["candidate"]["stream"] == ("streamed" if mode == "stream" else "unstreamed (--no-stream)")
+
+
+def test_teacher_forced_drift_is_said_unavailable_on_llama_server(tmp_path, data_dir, baseline_server):
+    # llama-server returns no prompt logprobs: teacher-forced drift says so and why, the diff stands
+    base_dir = run(tmp_path, data_dir, baseline_server.url, "base", n_items=3)
+    data = diff(tmp_path, base_dir, base_dir, "tf", "--teacher-forced", baseline_server.url)
+    forced = data["teacher_forced"]
+    assert forced["not_available"] and "--rescore" in forced["not_available"], forced
+    assert forced["tokens"] == 0 and data["counts"]["identical"] == 3
