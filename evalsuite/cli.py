@@ -214,6 +214,7 @@ def lossless(
     retry_errors: bool = typer.Option(False, help="With --resume: ask again the items that ended in errors."),
     aa: bool = typer.Option(False, "--aa", help="Run the baseline twice (A/A) and classify the candidate against the engine's own noise."),
     aa_concurrency: Optional[int] = typer.Option(None, min=1, metavar="N", help="With --aa: the repeat's concurrency (default --concurrency), e.g. 8 to see batching noise."),
+    teacher_forced: bool = typer.Option(False, help="Also score the baseline's generations on the candidate endpoint (vLLM prompt_logprobs): drift along the whole text."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run a pack on a baseline and a candidate endpoint with logprobs, then diff them."""
@@ -226,7 +227,8 @@ def lossless(
         concurrency=concurrency, timeout=timeout, stream=stream, run_dir=run_dir, tau=tau, precision=precision,
         json_path=json_out, html_path=html, fail_on=fail_on, rescore=rescore, quiet=quiet,
         argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors,
-        aa=aa or aa_concurrency is not None, aa_concurrency=aa_concurrency), echo=typer.echo))
+        aa=aa or aa_concurrency is not None, aa_concurrency=aa_concurrency, teacher_forced=teacher_forced),
+        echo=typer.echo))
 
 
 @app.command("svg-render")

@@ -56,6 +56,7 @@ class LosslessSettings:
     retry_errors: bool = False
     aa: bool = False                 # run the baseline twice: the engine's own noise (RUN_DIR/baseline-repeat)
     aa_concurrency: int | None = None   # the repeat's concurrency (None: --concurrency)
+    teacher_forced: bool = False     # score the baseline's generations on the candidate endpoint
 
 
 def parse_extra_body(value: str | dict | None) -> dict:
@@ -197,7 +198,8 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     code = diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
                      json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
                      rescore_endpoint=s.baseline_endpoint if s.rescore else None, echo=echo,
-                     aa=folders.get("baseline-repeat"))
+                     aa=folders.get("baseline-repeat"),
+                     teacher_endpoint=s.candidate_endpoint if s.teacher_forced else None)
     if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
         from ..manifest import resume_command
 

@@ -59,3 +59,40 @@ def test_perturbed_weights_are_real_divergences(vllm_py, tmp_path, data_dir, tin
     for item in real:
         assert item["margin"] is None or item["margin"] > 0.05, item
     assert counts["near_tie"] + counts["suspicious"] <= N_ITEMS // 10, counts
+
+
+def test_teacher_forced_kl_equals_an_independent_transformers_computation(vllm_py, tmp_path, data_dir, tiny_hf,
+                                                                          baseline_server):
+    import json
+    import subprocess
+    from pathlib import Path
+
+    from engine_servers import hf_model_python
+
+    from evalsuite.store import load_run
+
+    base_dir = run(tmp_path, data_dir, baseline_server.url, "base", n_items=8)
+    model = tiny_hf(perturb=0.05)
+    (cand,) = start_all(VllmServer(model))
+    try:
+        data = diff(tmp_path, base_dir, base_dir, "tf", "--teacher-forced", cand.url, "--teacher-items", 4)
+    finally:
+        cand.stop()
+    forced = data["teacher_forced"]
+    print(f"vLLM teacher-forced: {forced['tokens']} tokens, KL mean {forced['kl_mean']}")
+    assert not forced["not_available"], forced
+    assert len(forced["items"]) == 4 and forced["tokens"] > 0 and forced["kl_mean"] > 0
+    base = load_run(base_dir)
+    job = {"model": str(model), "k": 5, "items": []}
+    for item in forced["items"]:
+        record = base.by_id[item["id"]]
+        table = base.tokens.table(item["id"])
+        job["items"].append({"id": item["id"], "messages": record["messages"], "gen": table.column("id").to_pylist(),
+                             "top_ids": table.column("top_id").to_pylist(),
+                             "top_lps": table.column("top_logprob").to_pylist()})
+    ref = subprocess.run([str(hf_model_python()), str(Path(__file__).parent / "tf_reference.py")],
+                         input=json.dumps(job), capture_output=True, text=True, timeout=600)
+    assert ref.returncode == 0, ref.stderr[-3000:]
+    expected = json.loads(ref.stdout.strip().splitlines()[-1])
+    for item in forced["items"]:
+        assert abs(item["kl_mean"] - expected[item["id"]]) <= 1e-4, (item, expected[item["id"]])
