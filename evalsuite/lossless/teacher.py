@@ -98,6 +98,17 @@ class _Client:
         raise AssertionError("unreachable")
 
 
+def _id(token_id: Any, text: Any) -> int | None:
+    """A token's id: the stored one, else read from vLLM's "token_id:N" spelling
+    (`return_tokens_as_token_ids`)."""
+    if token_id is not None:
+        return int(token_id)
+    from ..logprob_entries import TOKEN_ID
+
+    m = TOKEN_ID.match(text) if isinstance(text, str) else None
+    return int(m.group(1)) if m else None
+
+
 def _root(endpoint: str) -> str:
     base = endpoint.rstrip("/")
     return base[:-3] if base.endswith("/v1") else base
@@ -107,7 +118,7 @@ async def _score_item(client: _Client, endpoint: str, model: str, api: str, reco
                       table: Any, k: int) -> dict[str, Any] | None:
     import numpy as np
 
-    gen = table.column("id").to_pylist()
+    gen = [_id(i, t) for i, t in zip(table.column("id").to_pylist(), table.column("token").to_pylist())]
     if not gen or any(t is None for t in gen):
         return None
     body = ({"model": model, "prompt": record.get("prompt") or ""} if api == "completions" else
@@ -121,7 +132,8 @@ async def _score_item(client: _Client, endpoint: str, model: str, api: str, reco
     scored = ((reply.get("choices") or [{}])[0]).get("prompt_logprobs")
     if not isinstance(scored, list) or len(scored) != len(prompt_ids) + len(gen):
         raise LookupError("the server returned no prompt logprobs for the whole sequence")
-    top_ids = table.column("top_id").to_pylist()
+    top_ids = [[_id(i, t) for i, t in zip(ids or (), texts or ())]
+               for ids, texts in zip(table.column("top_id").to_pylist(), table.column("top_token").to_pylist())]
     top_lps = table.column("top_logprob").to_pylist()
     kls, same = [], []
     for t in range(len(gen)):
@@ -156,7 +168,7 @@ def teacher_forced(baseline: Any, endpoint: str, item_ids: Sequence[str], *, mod
     api = manifest.get("api") or "chat"
     client = _Client(endpoint, os.environ.get(api_key_env or "OPENAI_API_KEY"))
     loop = asyncio.new_event_loop()
-    items, why_not = [], None
+    items, why_not, no_ids = [], None, 0
     try:
         served = loop.run_until_complete(client.endpoint.list_models())
         model = model or (served[0] if served else manifest.get("model") or "")
@@ -178,6 +190,8 @@ def teacher_forced(baseline: Any, endpoint: str, item_ids: Sequence[str], *, mod
                 break
             if scored is not None:
                 items.append(scored)
+            else:
+                no_ids += 1
     except Exception as e:    # the endpoint is down: the diff itself stands, this part says why not
         why_not = why_not or f"{client.endpoint.url} could not be asked ({type(e).__name__}: {e})"
     finally:
@@ -185,6 +199,9 @@ def teacher_forced(baseline: Any, endpoint: str, item_ids: Sequence[str], *, mod
             loop.run_until_complete(client.endpoint.close())
         finally:
             loop.close()
+    if not items and no_ids and not why_not:
+        why_not = (f"the baseline's records of {no_ids} item(s) hold no token ids, so its exact tokens cannot be sent "
+                   "back (vLLM gives ids with --extra-body '{\"return_tokens_as_token_ids\": true}')")
     kl = np.array([v for it in items for v in it["_kl"]], dtype=np.float64)
     same = [it["same_top1"] * it["tokens"] for it in items if it["tokens"]]
     n = int(kl.size)

@@ -71,7 +71,9 @@ def test_teacher_forced_kl_equals_an_independent_transformers_computation(vllm_p
 
     from evalsuite.store import load_run
 
-    base_dir = run(tmp_path, data_dir, baseline_server.url, "base", n_items=8)
+    # token ids in the records (vLLM sends them only when asked): the exact tokens go back
+    base_dir = run(tmp_path, data_dir, baseline_server.url, "base", "--extra-body",
+                   json.dumps({"return_tokens_as_token_ids": True}), n_items=8)
     model = tiny_hf(perturb=0.05)
     (cand,) = start_all(VllmServer(model))
     try:
@@ -87,8 +89,10 @@ def test_teacher_forced_kl_equals_an_independent_transformers_computation(vllm_p
     for item in forced["items"]:
         record = base.by_id[item["id"]]
         table = base.tokens.table(item["id"])
-        job["items"].append({"id": item["id"], "messages": record["messages"], "gen": table.column("id").to_pylist(),
-                             "top_ids": table.column("top_id").to_pylist(),
+        tid = lambda t: int(t.split(":")[1])  # noqa: E731  vLLM's "token_id:N" (return_tokens_as_token_ids)
+        job["items"].append({"id": item["id"], "messages": record["messages"],
+                             "gen": [tid(t) for t in table.column("token").to_pylist()],
+                             "top_ids": [[tid(t) for t in row] for row in table.column("top_token").to_pylist()],
                              "top_lps": table.column("top_logprob").to_pylist()})
     ref = subprocess.run([str(hf_model_python()), str(Path(__file__).parent / "tf_reference.py")],
                          input=json.dumps(job), capture_output=True, text=True, timeout=600)
