@@ -50,6 +50,13 @@ def test_draft_model_speculation_on_vs_off_is_lossless(tmp_path, data_dir, gguf,
     bad = [(i["id"], i["class"], i["reason"]) for i in data["items"] if i["class"] != "identical"]
     assert not bad, bad
     assert same >= N_ITEMS - 5  # llama-server may render a trailing partial UTF-8 byte differently
+    # drift: the drafted tokens' missing logprobs are left out (never read as certainty); where
+    # both sides have numbers, the verifying pass computes the same distribution
+    drift = data["drift"]
+    print(f"llama-server draft model drift: {drift}")
+    assert drift["tokens"] > 0 and drift["same_top1"] == 1.0 and drift["kl_max"] <= 1e-6, drift
+    assert drift["tokens"] < sum(i["drift"]["prefix_tokens"] for i in data["items"])   # drafted ones left out
+    assert data["candidate"]["speculation"].startswith("speculation engaged")
 
 
 @pytest.mark.slow
