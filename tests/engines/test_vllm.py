@@ -100,3 +100,18 @@ def test_teacher_forced_kl_equals_an_independent_transformers_computation(vllm_p
     expected = json.loads(ref.stdout.strip().splitlines()[-1])
     for item in forced["items"]:
         assert abs(item["kl_mean"] - expected[item["id"]]) <= 1e-4, (item, expected[item["id"]])
+
+
+def test_ngram_speculation_has_no_drift_and_is_within_the_engines_noise(vllm_py, tmp_path, data_dir, tiny_hf,
+                                                                        baseline_server):
+    # issue 20: spec on vs off on vLLM CPU: KL 0 to float precision, same top-1 100%, and the
+    # candidate within the noise floor of an A/A pair of the baseline
+    (cand,) = start_all(VllmServer(tiny_hf(), ngram=True))
+    try:
+        data = lossless(tmp_path, data_dir, baseline_server.url, cand.url, "vllm-aa", "--aa", n_items=20)
+    finally:
+        cand.stop()
+    drift, floor = data["drift"], data["noise_floor"]
+    print(f"vLLM ngram drift: {drift}\nnoise floor: {floor['summary']}")
+    assert drift["tokens"] > 0 and drift["same_top1"] == 1.0 and drift["kl_max"] <= 1e-6, drift
+    assert floor["verdict"] == "within", floor
