@@ -114,3 +114,19 @@ def test_identical_text_with_skipped_draft_logprobs_is_not_retokenised(tmp_path)
     assert "without logprobs" in item.reason and "candidate" in item.reason
     assert result.counts["retokenised"] == 0 and result.counts["unscored"] == 1
     assert "1 identical (1 with tokens sent without logprobs)" in result.summary_line()
+
+
+@pytest.mark.parametrize("drafted,decided", [(0, True), (None, False), (5, False)])
+def test_gap_at_the_divergence_is_trusted_only_as_a_rendering_by_a_server_that_did_not_draft(tmp_path, drafted,
+                                                                                            decided):
+    # the candidate's entry at the divergence is a partial UTF-8 token its text renders as two
+    # U+FFFD: a rendering if the server drafted nothing; with drafting (or no counters) it may be
+    # the token after skipped drafts, so the index walk would compare the wrong tokens
+    base = sure(["a"]) + [lt("b", -0.1, [("b", -0.1), ("", -0.7, [0xE2, 0x80])])] + sure(["d"])
+    cand = sure(["a"]) + [lt("", -0.1, [("", -0.1, [0xE2, 0x80]), ("b", -0.7)], raw=[0xE2, 0x80])] + sure(["d"])
+    spec = None if drafted is None else speculation(drafted)
+    _, item = diff_one(tmp_path, base, "abd", cand, "a\ufffd\ufffdd", base_spec=speculation(0), cand_spec=spec)
+    if decided:
+        assert item.verdict == "real" and item.token_index == 1, item.reason
+    else:
+        assert item.verdict == "undetermined", (item.verdict, item.reason)

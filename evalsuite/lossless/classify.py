@@ -284,8 +284,8 @@ def _spelled_walk(tokens: Sequence[Tok], record: dict[str, Any]) -> tuple[int, b
     whole = by_bytes == len(tokens) and at == len(data)
     at, by_text = 0, 0
     for t in tokens:
-        if not text.startswith(t.text, at):
-            break
+        if not text.startswith(t.text, at) or (t.text == "" and t.bytes):
+            break      # an empty text for real bytes spells nothing the text can confirm
         at, by_text = at + len(t.text), by_text + 1
     whole = whole or (by_text == len(tokens) and at == len(text))
     return max(by_bytes, by_text), whole
@@ -349,8 +349,9 @@ def _diff_in_spelled_prefix(item_id: str, tb: list[Tok], tc: list[Tok], base: di
                              f"divergence at token {j}: {cause}; the verdict rests on the tokens before that point")
             continue
         # the gap is at the divergence itself: trusted only as a rendering of a partial UTF-8 token
-        # by a server that did not draft (a skipped draft would put another token at this index)
-        if spelled == j and toks[j].logprob is not None and _renders_apart(toks[j]) and not (moved or 0) > 0:
+        # by a server whose counters show it drafted nothing (a skipped draft would put another token
+        # at this index; with no counters that cannot be ruled out)
+        if spelled == j and toks[j].logprob is not None and _renders_apart(toks[j]) and moved == 0:
             notes.append(f"the {side}'s token at the divergence is a partial UTF-8 byte its server rendered "
                          f"otherwise in the text (after the divergence for the verdict's purpose)")
             continue
