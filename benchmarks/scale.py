@@ -12,7 +12,8 @@ What it does:
      at a random token to a token outside A's top-5 (a real divergence);
   2. runs each command as its own process and reports wall, user+sys CPU and peak RSS from its
      rusage: `show A`, `compare A B`, `gate --baseline A --candidate B`, `diff A A` (all
-     identical), `diff A B --json` (10% divergent), `report A B --diff` and `regrade A`;
+     identical), `diff A B --json` (10% divergent), `diff A C --json` (C: every item divergent),
+     `report A B --diff` and `regrade A`;
   3. with --client-items M: `evalsuite run cmmlu --logprobs 5` over M items against the stub of
      benchmarks/overhead.py answering T tokens with top-5 logprobs per item: client CPU per
      generated token, RSS at 10% and 90% of the run, and the end-of-run work;
@@ -39,7 +40,7 @@ from large_run import LineCounter, rss_mb  # noqa: E402
 
 TARGETS = {  # command: (wall s, peak RSS MB) on two 11,582-item runs
     "show": (5, 300), "compare": (5, 300), "gate": (5, 300),
-    "diff identical": (60, 1024), "diff 10% real": (60, 1024), "report": (30, 1024), "report --diff": (30, 1024),
+    "diff identical": (10, 1024), "diff 10% real": (60, 1024), "diff all divergent": (10, 1024), "report": (30, 1024), "report --diff": (30, 1024),
     "regrade": (None, 500),
 }
 TARGET_BYTES_PER_TOKEN = 60
@@ -153,7 +154,7 @@ def build_run(path: Path, n_items: int, n_tokens: int, diverge_every: int | None
         "served_models": {}, "decoding": {"temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": n_tokens + 100,
                                           "stop": [], "reasoning_effort": None, "logprobs": 5, "extra_body": {}},
         "client": {"concurrency": 32, "timeout": 600, "max_retries": 5, "max_downtime": 300},
-        "label": "B" if diverge_every else "A", "started_at": "2026-11-30T00:00:00+00:00",
+        "label": {None: "A", 1: "C"}.get(diverge_every, "B"), "started_at": "2026-11-30T00:00:00+00:00",
         "ended_at": "2026-11-30T01:00:00+00:00", "status": "finished", "argv": ["scale.py"],
     }
     write_parquet(path, iter_record_lines(path / RECORDS))
@@ -174,6 +175,8 @@ def commands(a: Path, b: Path, out: Path) -> dict[str, list[str]]:
         "gate": es + ["gate", "--baseline", str(a), "--candidate", str(b), "--max-drop", "0.5"],
         "diff identical": es + ["diff", str(a), str(a)],
         "diff 10% real": es + ["diff", str(a), str(b), "--json", str(out / "diff.json")],
+        # issue 20: every item diverges (half way on average), drift metrics included
+        "diff all divergent": es + ["diff", str(a), str(a.parent / "C"), "--json", str(out / "diff-all.json")],
         "report": es + ["report", str(a), str(b), "-o", str(out / "report-plain.html")],
         "report --diff": es + ["report", str(a), str(b), "--diff", str(out / "diff.json"), "-o", str(out / "report.html")],
         "regrade": es + ["regrade", str(a)],
@@ -330,7 +333,9 @@ def main(argv: list[str] | None = None) -> None:
             folder = work / f"n{n}-t{args.tokens}"
             a, b = folder / "A", folder / "B"
             storage = None
-            for path, every in ((a, None), (b, 10)):
+            for path, every in ((a, None), (b, 10), (folder / "C", 1)):
+                if path.name == "C" and args.only and "diff all divergent" not in args.only:
+                    continue
                 if not (path / "manifest.json").exists():
                     # in a child: this process stays small, so the commands it forks start small
                     # (a fork's RSS counts in the child's peak until it execs)

@@ -293,12 +293,16 @@ def diff_cmd(
     fail_on: Optional[str] = typer.Option(None, help="Exit 1 when any divergence at least this bad: real, suspicious or near-tie."),
     rescore: Optional[str] = typer.Option(None, help="Baseline endpoint URL: re-score undetermined divergences there (calls the server)."),
     api_key_env: Optional[str] = typer.Option(None, help="With --rescore: environment variable holding the API key (default OPENAI_API_KEY)."),
+    aa: Optional[Path] = typer.Option(None, "--aa", metavar="RUN_DIR", help="A repeat of the baseline (same server): classify the candidate against the engine's own noise."),
+    teacher_forced: Optional[str] = typer.Option(None, metavar="URL", help="Candidate endpoint: score the baseline's generations there (vLLM prompt_logprobs) for drift along the whole text (calls the server)."),
+    teacher_items: int = typer.Option(20, min=1, metavar="N", help="With --teacher-forced: how many items (one request each)."),
 ) -> None:
     """Speculation on vs off (or any serving change): identical, near-tie flip, or real divergence, per item."""
     from .lossless.command import diff_main
 
     raise typer.Exit(diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_out, html_path=html,
-                               fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo, api_key_env=api_key_env))
+                               fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo, api_key_env=api_key_env,
+                               aa=aa, teacher_endpoint=teacher_forced, teacher_items=teacher_items))
 
 
 @app.command()
@@ -330,6 +334,9 @@ def lossless(
     rescore: bool = typer.Option(False, help="Re-score undetermined divergences on the baseline endpoint."),
     resume: Optional[Path] = typer.Option(None, help="Continue an interrupted lossless run: its folder (or the baseline/candidate run folder in it)."),
     retry_errors: bool = typer.Option(False, help="With --resume: ask again the items that ended in errors."),
+    aa: bool = typer.Option(False, "--aa", help="Run the baseline twice (A/A) and classify the candidate against the engine's own noise."),
+    aa_concurrency: Optional[int] = typer.Option(None, min=1, metavar="N", help="With --aa: the repeat's concurrency (default --concurrency), e.g. 8 to see batching noise."),
+    teacher_forced: bool = typer.Option(False, help="Also score the baseline's generations on the candidate endpoint (vLLM prompt_logprobs): drift along the whole text."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run a pack on a baseline and a candidate endpoint with logprobs, then diff them."""
@@ -343,7 +350,9 @@ def lossless(
         json_path=json_out, html_path=html, fail_on=fail_on, rescore=rescore, quiet=quiet,
         argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors,
         baseline_serve=baseline_serve, candidate_serve=candidate_serve, serve_timeout=serve_timeout,
-        max_restarts=max_restarts), echo=typer.echo))
+        max_restarts=max_restarts,
+        aa=aa or aa_concurrency is not None, aa_concurrency=aa_concurrency, teacher_forced=teacher_forced),
+        echo=typer.echo))
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -36,7 +36,8 @@ def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]
         "served_models": served_models,
         "decoding": settings.decoding.to_dict(),
         "client": {"concurrency": settings.concurrency, "timeout": settings.timeout,
-                   "max_retries": settings.retry.max_retries, "max_downtime": settings.max_downtime},
+                   "max_retries": settings.retry.max_retries, "max_downtime": settings.max_downtime,
+                   "stream": getattr(settings, "stream", None)},   # logprob shapes differ streamed / unstreamed
         "label": settings.label,
         "started_at": now_iso(),
         "ended_at": None,

@@ -116,3 +116,25 @@ def describe(moved: SpecCounters | None) -> str:
         return "speculation never engaged: no tokens were drafted during the run"
     share = 100.0 * moved.accepted / moved.drafted
     return f"speculation engaged: {moved.accepted:.0f} of {moved.drafted:.0f} drafted tokens accepted ({share:.1f}%)"
+
+
+def manifest_summary(manifest: dict[str, Any] | None) -> str | None:
+    """The run's speculation sentence from its manifest (`speculation`, per endpoint), for
+    `show`, `diff` and `report`; None when the run recorded none (an older evalsuite, or an
+    interrupted run)."""
+    reports = (manifest or {}).get("speculation")
+    if not isinstance(reports, dict) or not reports:
+        return None
+    lines = [(url, r.get("summary")) for url, r in reports.items() if isinstance(r, dict) and r.get("summary")]
+    if not lines:
+        return None
+    if len(lines) == 1:
+        return str(lines[0][1])
+    return "; ".join(f"{url}: {text}" for url, text in lines)
+
+
+def stream_mode(manifest: dict[str, Any] | None) -> str | None:
+    """"streamed" / "unstreamed" (`--no-stream`) from the manifest's `client.stream`; None for a
+    run made before evalsuite recorded it."""
+    stream = ((manifest or {}).get("client") or {}).get("stream")
+    return None if stream is None else ("streamed" if stream else "unstreamed (--no-stream)")

@@ -47,7 +47,7 @@ def test_identical_streams(tmp_path):
     result, item = pair(tmp_path, toks, toks)
     assert item.verdict == "identical"
     assert result.counts == {"identical": 1, "near_tie": 0, "suspicious": 0, "real": 0, "not_greedy": 0, "cut_prefix": 0,
-                             "undetermined": 0, "hidden_drift": 0, "retokenised": 0}
+                             "undetermined": 0, "hidden_drift": 0, "retokenised": 0, "unscored": 0}
     assert not item.retokenised and "token for token" in item.reason
     assert result.summary_line().startswith("1 identical, 0 near-tie flips, 0 suspicious, 0 real")
 
@@ -268,7 +268,7 @@ def test_cli_json_html_and_fail_on(tmp_path, run_cli):
     assert "1 identical, 0 near-tie flips, 0 suspicious, 1 real" in out.stdout
     data = json.loads((tmp_path / "d.json").read_text())
     assert data["counts"] == {"identical": 1, "near_tie": 0, "suspicious": 0, "real": 1, "not_greedy": 0, "cut_prefix": 0,
-                              "undetermined": 0, "hidden_drift": 0, "retokenised": 0}
+                              "undetermined": 0, "hidden_drift": 0, "retokenised": 0, "unscored": 0}
     assert [i["class"] for i in data["items"]] == ["identical", "real"]
     page = (tmp_path / "d.html").read_text()
     assert "<script" not in page and "http://" not in page.replace("http://127.0.0.1:8080/v1", "")

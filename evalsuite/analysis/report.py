@@ -38,9 +38,14 @@ def runs_table(runs: Sequence[Run], names: Sequence[str]) -> dict[str, Any]:
         m = run.manifest
         d = m.get("decoding") or {}
         decoding = ", ".join(f"{k}={json.dumps(v)}" for k, v in d.items() if v not in (None, {}, []))
+        stream = (m.get("client") or {}).get("stream")
+        if stream is not None:     # logprob shapes and verdicts depend on it (docs/lossless.md)
+            decoding += ("" if not decoding else ", ") + ("stream" if stream else "no-stream")
+        from ..speculation import manifest_summary
         rows.append([name, run.path.name, m.get("pack"), m.get("model"), ", ".join(m.get("endpoints") or []),
-                     m.get("status"), decoding, len(run.records)])
-    return table(["run", "folder", "pack", "model", "endpoints", "status", "decoding", "records"], rows, text_columns=7)
+                     m.get("status"), decoding, manifest_summary(m) or "not recorded", len(run.records)])
+    return table(["run", "folder", "pack", "model", "endpoints", "status", "decoding", "speculation", "records"], rows,
+                 text_columns=8)
 
 
 def plot_images(cmp: Comparison) -> list[tuple[str, str]]:
@@ -120,9 +125,14 @@ def divergences(path: Path) -> dict[str, Any]:
         raise CompareError(f"diff JSON {path} has no top-level 'counts' object")
     items = data.get("items") if isinstance(data.get("items"), list) else []
     shown = sort_divergences([i for i in items if isinstance(i, dict) and is_divergence(i)])
+    from ..lossless.drift import page_view, summary_from_dict
+
+    floor = data.get("noise_floor") if isinstance(data.get("noise_floor"), dict) else {}
     return {"source": Path(path).name, "summary": data["summary"] if isinstance(data.get("summary"), str) else "",
             "counts": data["counts"], "cards": [divergence_card(i) for i in shown[:MAX_DIVERGENCE_CARDS]],
-            "more": max(0, len(shown) - MAX_DIVERGENCE_CARDS)}
+            "more": max(0, len(shown) - MAX_DIVERGENCE_CARDS),
+            "drift": page_view(summary_from_dict(data.get("drift"))),
+            "noise_floor": floor.get("summary") if isinstance(floor.get("summary"), str) else None}
 
 
 def build_report(runs: Sequence[Run], *, diff: Path | None = None, samples: int = 8, alpha: float = 0.05,

@@ -133,6 +133,11 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
         for e in restarts:
             back = f", back in {e['ready_after_s']:.1f} s" if e.get("ready_after_s") is not None else ""
             lines.append(f"  {e.get('at')}: the server {e.get('reason')} -> {e.get('outcome')}{back}")
+    from ..speculation import manifest_summary, stream_mode
+
+    serving = [x for x in (manifest_summary(manifest), stream_mode(manifest)) if x]
+    if serving:
+        lines.append("; ".join(serving))
     subsets = summary.get("subsets") or []
     # one subset is shown too when categories follow: a category row alone hides what it holds
     if len(subsets) > 1 or (subsets and summary.get("categories")):

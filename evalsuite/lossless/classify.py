@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from .tokens import (
@@ -30,6 +30,7 @@ from .tokens import (
     stream_text,
     Tok,
     tokens_from_table,
+    token_bytes,
     tokens_of,
     top_drift,
 )
@@ -80,6 +81,7 @@ class ItemDiff:
     baseline_outcome: str | None = None
     candidate_outcome: str | None = None
     retokenised: bool = False                # identical text, tokenised differently
+    unscored: bool = False                   # identical text; one side's entries skip tokens sent without logprobs
     baseline_not_top1: int = 0               # positions where the baseline's token was not its own top-1
     candidate_not_top1: int = 0
     top: tuple[dict[str, Any], ...] = ()     # the baseline's top-k at the divergence
@@ -87,6 +89,7 @@ class ItemDiff:
     baseline_rest: tuple[str, ...] = ()      # the baseline's next tokens (first one differs)
     candidate_rest: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    drift: Any = None                        # drift.ItemDrift over the common prefix (None: no logprobs)
 
     def to_dict(self) -> dict[str, Any]:
         def tok(v: TokenView | None) -> dict[str, Any] | None:
@@ -103,7 +106,7 @@ class ItemDiff:
             "lp_baseline_token": None if self.baseline_token is None else self.baseline_token.logprob_baseline,
             "lp_candidate_token": None if self.candidate_token is None else self.candidate_token.logprob_baseline,
             "margin": self.margin, "margin_is_bound": self.margin_is_bound, "hidden_drift": self.hidden_drift,
-            "retokenised": self.retokenised, "baseline_not_top1": self.baseline_not_top1,
+            "retokenised": self.retokenised, "unscored": self.unscored, "baseline_not_top1": self.baseline_not_top1,
             "candidate_not_top1": self.candidate_not_top1,
             "remerged": remerged if self.token_index is not None else None,
             "answer_changed": self.answer_changed, "correctness_changed": self.correctness_changed,
@@ -115,6 +118,7 @@ class ItemDiff:
             "top": list(self.top), "prefix": self.prefix,
             "baseline_rest": list(self.baseline_rest), "candidate_rest": list(self.candidate_rest),
             "notes": list(self.notes),
+            "drift": None if self.drift is None else self.drift.to_dict(),
         }
 
 
@@ -203,9 +207,16 @@ def _stopped(record: dict[str, Any]) -> bool:
 
 
 def _identical(item_id: str, tb: list[Tok] | None, tc: list[Tok] | None, outcome: dict[str, Any],
-               counts: dict[str, int], tau: float, note: str | None = None) -> ItemDiff:
+               counts: dict[str, int], tau: float, note: str | None = None,
+               records: tuple[dict[str, Any], dict[str, Any]] | None = None,
+               drafted: tuple[float | None, float | None] = (None, None)) -> ItemDiff:
     """Byte-identical generated text: identical, however it was tokenised."""
     notes = (note,) if note else ()
+    if tb is not None and tc is not None and records is not None:
+        skipped = _skipped_side(tb, tc, records, drafted)
+        if skipped:
+            return ItemDiff(item_id, "identical", "answer and reasoning byte-identical; " + skipped, unscored=True,
+                            notes=notes, **counts, **outcome)
     if tb is None or tc is None:
         return ItemDiff(item_id, "identical", "answer and reasoning byte-identical (no logprobs: text compared only)",
                         notes=notes, **counts, **outcome)
@@ -224,6 +235,131 @@ def _identical(item_id: str, tb: list[Tok] | None, tc: list[Tok] | None, outcome
     return ItemDiff(item_id, "identical", f"answer and reasoning byte-identical, retokenised: the same text as "
                     f"{len(tb)} vs {len(tc)} tokens, split differently from token {at} on",
                     retokenised=True, notes=notes, **counts, **outcome)
+
+
+def _skipped_side(tb: Sequence[Tok], tc: Sequence[Tok], records: tuple[dict[str, Any], dict[str, Any]],
+                  drafted: tuple[float | None, float | None]) -> str | None:
+    """When the texts are equal but one side's entries spell less of it than the other's (a
+    llama-server stream sends accepted draft tokens without logprobs, so the client has no entry
+    for them), why the token streams do not line up: not a retokenisation."""
+    if len(tb) == len(tc):
+        return None
+    for side, toks, other, record, moved in (("candidate", tc, tb, records[1], drafted[1]),
+                                             ("baseline", tb, tc, records[0], drafted[0])):
+        if len(toks) < len(other) and not covers_text(toks, record) and covers_text(other, records[1 if side == "baseline" else 0]):
+            text = raw_text(record)
+            return (f"the {side}'s logprob entries skip some of its tokens ({len(toks)} entries, against the "
+                    f"{'baseline' if side == 'candidate' else 'candidate'}'s {len(other)}, spell "
+                    f"{len(stream_text(toks))} of its {len(text)} characters): its server sent those tokens without "
+                    f"logprobs{_skip_cause(moved)}, so the streams are compared on the text alone")
+    return None
+
+
+def _skip_cause(drafted: float | None) -> str:
+    """What the run's own draft counters say about tokens sent without logprobs."""
+    if drafted is None:
+        return " (its server exposes no draft counters, so whether it drafted is not known)"
+    if drafted > 0:
+        return (f" (it drafted {drafted:.0f} tokens during the run: llama-server sends accepted draft tokens without "
+                "logprobs)")
+    return " (its draft counters show no tokens were drafted during the run: speculation did not engage)"
+
+
+def spelled_count(tokens: Sequence[Tok], record: dict[str, Any]) -> int:
+    """How many leading logprob entries spell the start of the record's text: walked by bytes
+    (a server that renders a partial UTF-8 token as part of a whole character) and by the
+    entries' texts (one that renders it as U+FFFD, as its token text does); the longer wins."""
+    return _spelled_walk(tokens, record)[0]
+
+
+def _spelled_walk(tokens: Sequence[Tok], record: dict[str, Any]) -> tuple[int, bool]:
+    """(spelled_count, whether one of the walks spelled the whole text with all the entries)."""
+    text = raw_text(record)
+    data, at, by_bytes = text.encode("utf-8"), 0, 0
+    for t in tokens:
+        piece = token_bytes(t)
+        if not data.startswith(piece, at):
+            break
+        at, by_bytes = at + len(piece), by_bytes + 1
+    whole = by_bytes == len(tokens) and at == len(data)
+    at, by_text = 0, 0
+    for t in tokens:
+        if not text.startswith(t.text, at) or (t.text == "" and t.bytes):
+            break      # an empty text for real bytes spells nothing the text can confirm
+        at, by_text = at + len(t.text), by_text + 1
+    whole = whole or (by_text == len(tokens) and at == len(text))
+    return max(by_bytes, by_text), whole
+
+
+def _renders_apart(t: Tok) -> bool:
+    """A token whose bytes are not whole UTF-8 characters (or that reads U+FFFD): a server may
+    render it in the text unlike its entry, without any token being skipped."""
+    if "\ufffd" in t.text:
+        return True
+    if t.bytes is None:
+        return False
+    try:
+        bytes(t.bytes).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _gap_cause(tokens: Sequence[Tok], record: dict[str, Any], drafted: float | None) -> tuple[int, str]:
+    """Where a side's logprob entries stop spelling its text (a character offset in the whole
+    generated text) and why, as far as the record and the run's draft counters show."""
+    spelled = spelled_count(tokens, record)
+    offset = len("".join(t.text for t in tokens[:spelled]))
+    near = list(tokens[spelled:spelled + 2])
+    text = raw_text(record)
+    if record.get("reasoning") and not any(t.part == "reasoning" for t in tokens):
+        return offset, "the server sent no logprobs for the reasoning (SGLang does this)"
+    if any(_renders_apart(t) for t in near) or "\ufffd" in text[offset:offset + 4]:
+        return offset, ("the server rendered partial UTF-8 bytes in its text unlike its token bytes spell them "
+                        "(no token is missing there)")
+    if len(stream_text(tokens)) < len(text):
+        return offset, "the server sent logprobs for fewer tokens than it generated" + _skip_cause(drafted)
+    return offset, "the logprob tokens spell more or other text than the response"
+
+
+def _diff_in_spelled_prefix(item_id: str, tb: list[Tok], tc: list[Tok], base: dict[str, Any], cand: dict[str, Any],
+                            tau: float, outcome: dict[str, Any], k: int | None, counts: dict[str, int],
+                            drafted: tuple[float | None, float | None]) -> ItemDiff | None:
+    """Entries that stop spelling the text only after the first divergence still hold the
+    logprobs at it: decide there, by the tokens, and note the later gap. None when the
+    divergence is not inside what both sides' entries spell."""
+    level = comparison_level(tb, tc)
+    j = None
+    for n in range(min(len(tb), len(tc))):
+        same = same_token(tb[n], tc[n], level)
+        if same is None:
+            return None          # partial bytes with no ids: the token walk (or the text) decides
+        if same is False:
+            j = n
+            break
+    if j is None:
+        return None
+    notes = []
+    for side, toks, record, moved in (("baseline", tb, base, drafted[0]), ("candidate", tc, cand, drafted[1])):
+        spelled, whole = (len(toks), True) if covers_text(toks, record) else _spelled_walk(toks, record)
+        if spelled > j:
+            if not whole:
+                offset, cause = _gap_cause(toks, record, moved)
+                notes.append(f"the {side}'s logprob entries stop spelling its text at character {offset}, after the "
+                             f"divergence at token {j}: {cause}; the verdict rests on the tokens before that point")
+            continue
+        # the gap is at the divergence itself: trusted only as a rendering of a partial UTF-8 token
+        # by a server whose counters show it drafted nothing (a skipped draft would put another token
+        # at this index; with no counters that cannot be ruled out)
+        if spelled == j and toks[j].logprob is not None and _renders_apart(toks[j]) and moved == 0:
+            notes.append(f"the {side}'s token at the divergence is a partial UTF-8 byte its server rendered "
+                         f"otherwise in the text (after the divergence for the verdict's purpose)")
+            continue
+        return None
+    item = _diff_by_tokens(item_id, tb, tc, base, cand, tau, outcome, k, counts)
+    if item.token_index != j:
+        return None
+    return replace(item, notes=item.notes + tuple(notes))
 
 
 def identical_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any) -> ItemDiff | None:
@@ -258,9 +394,11 @@ def _spelled(column: Any) -> bytes:
 
 
 def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | None = None,
-              tables: tuple[Any, Any] | None = None) -> ItemDiff:
+              tables: tuple[Any, Any] | None = None,
+              drafted: tuple[float | None, float | None] = (None, None)) -> ItemDiff:
     """The verdict for one item, from its baseline and candidate records (with their `logprobs`
-    lists, or their token tables from the side file in `tables`)."""
+    lists, or their token tables from the side file in `tables`). `drafted`: the tokens each
+    run's server drafted during the run, by its own counters (None: not known)."""
     item_id = str(base.get("id"))
     outcome = _outcome_fields(base, cand)
     for side, r in (("baseline", base), ("candidate", cand)):
@@ -280,7 +418,7 @@ def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | N
         note = None
         if tb is not None and not covers_text(tb, base):
             note = "the baseline's logprobs do not spell its text, so the verdict rests on the text alone"
-        return _identical(item_id, tb, tc, outcome, counts, tau, note)
+        return _identical(item_id, tb, tc, outcome, counts, tau, note, (base, cand), drafted)
     if tb and tc and _same_tokens_up_to_rendering(tb, tc, base, cand):
         return ItemDiff(item_id, "identical", "the same tokens, id for id (or byte for byte); the texts differ only "
                         "in how the server rendered incomplete UTF-8 (U+FFFD)",
@@ -291,11 +429,16 @@ def diff_item(base: dict[str, Any], cand: dict[str, Any], tau: float, k: int | N
         missing = " and ".join(s for s, t in (("baseline", tb), ("candidate", tc)) if t is None)
         return ItemDiff(item_id, "undetermined", f"texts differ but the {missing} run kept no logprobs "
                         f"(run both with --logprobs K)", char_offset=offset, part=part, **counts, **outcome)
-    if not covers_text(tb, base):
+    covered = covers_text(tb, base), covers_text(tc, cand)
+    if not all(covered):
+        early = _diff_in_spelled_prefix(item_id, tb, tc, base, cand, tau, outcome, k, counts, drafted)
+        if early is not None:
+            return early
+    if not covered[0]:
         offset, part = _first_text_difference(base, cand)
-        return ItemDiff(item_id, "undetermined", "texts differ but " + _uncovered_cause(tb, base),
+        return ItemDiff(item_id, "undetermined", "texts differ but " + _uncovered_cause(tb, base, drafted[0]),
                         char_offset=offset, part=part, **counts, **outcome)
-    if not covers_text(tc, cand):
+    if not covered[1]:
         return _diff_by_text(item_id, tb, base, cand, tau, outcome, k, counts)
     return _diff_by_tokens(item_id, tb, tc, base, cand, tau, outcome, k, counts)
 
@@ -311,20 +454,15 @@ def _same_tokens_up_to_rendering(tb: Sequence[Tok], tc: Sequence[Tok], base: dic
     return raw_text(base).replace("\ufffd", "") == raw_text(cand).replace("\ufffd", "")
 
 
-def _uncovered_cause(tokens: Sequence[Tok], record: dict[str, Any]) -> str:
-    """Why the baseline's logprob entries do not spell its text, as far as the record shows."""
+def _uncovered_cause(tokens: Sequence[Tok], record: dict[str, Any], drafted: float | None = None) -> str:
+    """Why the baseline's logprob entries do not spell its text, as far as the record and the
+    run's draft counters show."""
     streamed, text = stream_text(tokens), raw_text(record)
     n = 0
     while n < min(len(streamed), len(text)) and streamed[n] == text[n]:
         n += 1
     where = f"they agree for {n} characters, then the text has {text[n:n + 12]!r} where the tokens spell {streamed[n:n + 12]!r}"
-    if record.get("reasoning") and not any(t.part == "reasoning" for t in tokens):
-        cause = "the server sent no logprobs for the reasoning (SGLang does this)"
-    elif len(streamed) < len(text):
-        cause = ("the server sent logprobs for fewer tokens than it generated (as llama-server does for accepted "
-                 "speculative tokens)")
-    else:
-        cause = "the logprob tokens spell more or other text than the response"
+    cause = _gap_cause(tokens, record, drafted)[1]
     rescore = (" `--rescore BASELINE_URL` can re-score the divergence" if record.get("prompt") else
                " (a chat run cannot be re-scored: the rendered chat template is not known client-side)")
     return f"the baseline's logprobs do not spell its text ({where}): {cause}; margin unknown;{rescore}"

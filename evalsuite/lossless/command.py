@@ -59,6 +59,9 @@ class LosslessSettings:
     candidate_serve: str | None = None
     serve_timeout: float = 600.0
     max_restarts: int = 3
+    aa: bool = False                 # run the baseline twice: the engine's own noise (RUN_DIR/baseline-repeat)
+    aa_concurrency: int | None = None   # the repeat's concurrency (None: --concurrency)
+    teacher_forced: bool = False     # score the baseline's generations on the candidate endpoint
 
 
 def parse_extra_body(value: str | dict | None) -> dict:
@@ -78,7 +81,7 @@ def lossless_root(s: LosslessSettings) -> Path:
     --run-dir, or a new one under results/."""
     if s.resume is not None:
         path = Path(s.resume)
-        if path.name in ("baseline", "candidate") and (path / "manifest.json").exists():
+        if path.name in ("baseline", "baseline-repeat", "candidate") and (path / "manifest.json").exists():
             return path.parent
         return path
     return s.run_dir or Path("results") / f"lossless-{s.pack}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -94,9 +97,10 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: P
     # The runner prints `argv` + `--resume <this run folder>` after an interruption: that is a
     # lossless command this function accepts (lossless_root), so argv is the lossless command as typed.
     resume = s.resume is not None and (folder / "manifest.json").exists()
-    serve = s.baseline_serve if role == "baseline" else s.candidate_serve
+    serve = s.baseline_serve if role in ("baseline", "baseline-repeat") else s.candidate_serve
+    concurrency = s.aa_concurrency if role == "baseline-repeat" and s.aa_concurrency else s.concurrency
     return RunSettings(pack=s.pack, endpoints=(endpoint,) if endpoint and not serve else (), run_dir=folder, model=s.model, api=s.api, decoding=decoding,
-                       concurrency=s.concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
+                       concurrency=concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
                        limit=s.limit, label=role, quiet=s.quiet, stream=s.stream, argv=s.argv,
                        resume=resume, retry_errors=resume and s.retry_errors,
                        serve=serve, serve_timeout=s.serve_timeout, max_restarts=s.max_restarts)
@@ -104,7 +108,8 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: P
 
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
               json_path: Any = None, html_path: Any = None, fail_on: str | None = None,
-              rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None) -> int:
+              rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None,
+              aa: Any = None, teacher_endpoint: str | None = None, teacher_items: int = 20) -> int:
     """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
     import json
     import sys
@@ -123,15 +128,30 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
             from .rescore import rescore_result
             result = rescore_result(result, runs[0], runs[1], rescore_endpoint, api_key_env)
         code = exit_code(result, fail_on)
+        floor = None
+        if aa is not None:      # the engine's own noise: the baseline against its repeat
+            from .noise import noise_floor
+            floor = noise_floor(diff_runs(runs[0], load_diff_run(aa), tau_for(tau, precision)), result)
     except (RunFolderError, DiffRefused, OutputError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     echo(format_diff(result))
+    data = result.to_dict()
+    if floor is not None:
+        echo(f"noise floor (A/A {aa}): {floor.sentence}")
+        data["noise_floor"] = floor.to_dict()
+        data["noise_floor"]["aa_path"] = str(aa)
+    if teacher_endpoint:       # the one other part that calls a server, when asked
+        from .teacher import teacher_forced
+        sample = [i.id for i in result.items][:teacher_items]
+        forced = teacher_forced(runs[0], teacher_endpoint, sample, api_key_env=api_key_env)
+        echo(forced.line())
+        data["teacher_forced"] = forced.to_dict()
     if json_path:
-        Path(json_path).write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        Path(json_path).write_text(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     if html_path:
         from .html import render_html
-        Path(html_path).write_text(render_html(result), encoding="utf-8")
+        Path(html_path).write_text(render_html(result, noise_floor=floor and floor.sentence), encoding="utf-8")
     return code
 
 
@@ -145,6 +165,10 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
         if bool(endpoint) == bool(serve):
             print(f"error: give --{role}-endpoint URL or --{role}-serve COMMAND (one of them)", file=sys.stderr)
             return EXIT_USAGE
+    if s.teacher_forced and s.candidate_serve:
+        print("error: --teacher-forced asks the candidate server after the runs: give --candidate-endpoint URL "
+              "(a managed candidate is stopped when its run ends)", file=sys.stderr)
+        return EXIT_USAGE
     if s.resume is not None and s.run_dir is not None and Path(s.run_dir) != lossless_root(s):
         print("error: give either --run-dir or --resume, not both", file=sys.stderr)
         return EXIT_USAGE
@@ -162,9 +186,13 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
         print(f"error: cannot resume {s.resume}: no such folder", file=sys.stderr)
         return EXIT_USAGE
     folders = {"baseline": root / "baseline", "candidate": root / "candidate"}
+    order = [("baseline", s.baseline_endpoint), ("candidate", s.candidate_endpoint)]
+    if s.aa or (s.resume is not None and (root / "baseline-repeat" / "manifest.json").exists()):
+        folders["baseline-repeat"] = root / "baseline-repeat"
+        order.insert(1, ("baseline-repeat", s.baseline_endpoint))
     codes = {}
     try:
-        for role, endpoint in (("baseline", s.baseline_endpoint), ("candidate", s.candidate_endpoint)):
+        for role, endpoint in order:
             if not s.quiet:
                 print(f"{role}: {endpoint or 'managed server'} -> {folders[role]}", file=sys.stderr)
             codes[role] = run(run_settings(s, role, endpoint, folders[role]))
@@ -191,7 +219,9 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
             ready_timeout=s.serve_timeout, quiet=s.quiet,
             fn=lambda url: diff_main(folders["baseline"], folders["candidate"], tau=s.tau, precision=s.precision,
                                      json_path=s.json_path, html_path=s.html_path, fail_on=s.fail_on,
-                                     rescore_endpoint=(url or s.baseline_endpoint) if s.rescore else None, echo=echo))
+                                     rescore_endpoint=(url or s.baseline_endpoint) if s.rescore else None, echo=echo,
+                                     aa=folders.get("baseline-repeat"),
+                                     teacher_endpoint=s.candidate_endpoint if s.teacher_forced else None))
     except ServerFailed as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..analysis.cards import divergence_card, is_divergence, sort_divergences
 from ..analysis.html_page import render
+from .drift import page_view
 from .runs import DiffResult, _finite
 
 MAX_ITEMS_SHOWN = 200
@@ -15,11 +16,12 @@ def runs_rows(result: DiffResult) -> list[list[str]]:
     for role, side in (("baseline", result.baseline), ("candidate", result.candidate)):
         acc = "n/a" if side.accuracy is None else \
             f"{100 * side.accuracy:.1f}% ({side.n_correct}/{side.n - side.n_errors})"
-        rows.append([role, side.label, ", ".join(side.endpoints), acc, side.path])
+        serving = "; ".join(x for x in (side.speculation, side.stream) if x) or "not recorded"
+        rows.append([role, side.label, ", ".join(side.endpoints), acc, side.path, serving])
     return rows
 
 
-def render_html(result: DiffResult, title: str | None = None) -> str:
+def render_html(result: DiffResult, title: str | None = None, noise_floor: str | None = None) -> str:
     title = title or f"evalsuite diff: {result.baseline.label} vs {result.candidate.label}"
     items = [_finite(i.to_dict()) for i in result.items]
     shown = sort_divergences([i for i in items if is_divergence(i)])
@@ -27,4 +29,5 @@ def render_html(result: DiffResult, title: str | None = None) -> str:
                   summary=result.summary_line(), answer_changes=sum(i.answer_changed for i in result.items),
                   correctness_changes=sum(i.correctness_changed for i in result.items), counts=result.counts,
                   settings_notes=list(result.settings_notes), n_shown=len(shown),
-                  cards=[divergence_card(i) for i in shown[:MAX_ITEMS_SHOWN]])
+                  cards=[divergence_card(i) for i in shown[:MAX_ITEMS_SHOWN]], drift=page_view(result.drift),
+                  noise_floor=noise_floor)

@@ -40,6 +40,8 @@ class RunSide:
     fingerprint: str | None = None
     tokens: int = 0                          # logprob positions over the compared items
     not_top1: int = 0                        # of which the emitted token was not the server's own top-1
+    speculation: str | None = None           # the run's own draft counters, in words (manifest `speculation`)
+    stream: str | None = None                # "streamed" / "unstreamed (--no-stream)" (manifest `client.stream`)
 
     @property
     def accuracy(self) -> float | None:
@@ -50,7 +52,8 @@ class RunSide:
         return {"path": self.path, "label": self.label, "endpoints": list(self.endpoints), "n": self.n,
                 "n_correct": self.n_correct, "n_errors": self.n_errors, "accuracy": self.accuracy,
                 "started_at": self.started_at, "fingerprint": self.fingerprint,
-                "tokens": self.tokens, "not_top1": self.not_top1}
+                "tokens": self.tokens, "not_top1": self.not_top1, "speculation": self.speculation,
+                "stream": self.stream}
 
     def greedy_warning(self, role: str) -> str | None:
         if not self.not_top1:
@@ -68,6 +71,7 @@ class DiffResult:
     settings_notes: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()            # ids recorded in only one run
     rescored: int = 0
+    drift: Any = None                        # drift.DriftSummary over the common prefixes
 
     @property
     def counts(self) -> dict[str, int]:
@@ -76,6 +80,7 @@ class DiffResult:
             out[item.verdict] += 1
             out["hidden_drift"] += item.hidden_drift
             out["retokenised"] += item.retokenised
+            out["unscored"] += item.unscored
         return out
 
     def summary_line(self) -> str:
@@ -86,7 +91,9 @@ class DiffResult:
             worst = max(abs(i.margin or 0.0) for i in flips)
             remerged = sum(i.remerge is not None for i in flips)
             tie += f" (max |m| {worst:.2g}, {remerged} re-merged)"
-        ident = f"{c['identical']} identical" + (f" ({c['retokenised']} retokenised)" if c["retokenised"] else "")
+        how = ([f"{c['retokenised']} retokenised"] if c["retokenised"] else []) + \
+            ([f"{c['unscored']} with tokens sent without logprobs"] if c["unscored"] else [])
+        ident = f"{c['identical']} identical" + (f" ({', '.join(how)})" if how else "")
         parts = [ident, tie, f"{c['suspicious']} suspicious", f"{c['real']} real"]
         if c["not_greedy"]:
             parts.append(f"{c['not_greedy']} not greedy")
@@ -106,6 +113,7 @@ class DiffResult:
             "answer_changes": len(changed),
             "correctness_changes": sum(i.correctness_changed for i in self.items),
             "settings_notes": list(self.settings_notes), "missing": list(self.missing), "rescored": self.rescored,
+            "drift": None if self.drift is None else _finite(self.drift.to_dict()),
             "items": [_finite(i.to_dict()) for i in self.items],
         }
 
@@ -122,12 +130,15 @@ def _finite(value: Any) -> Any:
 
 
 def _side(run: Any, records: Iterable[dict[str, Any]], tokens: int, not_top1: int) -> RunSide:
+    from ..speculation import manifest_summary, stream_mode
+
     records = list(records)
     return RunSide(str(run.path), run.name, tuple(run.manifest.get("endpoints") or ()), len(records),
                    sum(r.get("outcome") == "correct" for r in records), sum(r.get("outcome") == "error" for r in records),
                    started_at=run.manifest.get("started_at"),
                    fingerprint=(run.manifest.get("dataset") or {}).get("fingerprint"),
-                   tokens=tokens, not_top1=not_top1)
+                   tokens=tokens, not_top1=not_top1, speculation=manifest_summary(run.manifest),
+                   stream=stream_mode(run.manifest))
 
 
 def load_diff_run(path: Any) -> Any:
@@ -229,10 +240,26 @@ def check_comparable(base_manifest: dict[str, Any], cand_manifest: dict[str, Any
     return notes
 
 
+def drafted_during(manifest: dict[str, Any]) -> float | None:
+    """Tokens the run's servers drafted during the run, by their own counters (manifest
+    `speculation`); None when no server exposed counters."""
+    moved = [(r or {}).get("during_run") for r in (manifest.get("speculation") or {}).values() if isinstance(r, dict)]
+    moved = [m for m in moved if isinstance(m, dict)]
+    if not moved:
+        return None
+    return sum(float(m.get("drafted") or 0) for m in moved)
+
+
 def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, common: Sequence[str], tau: float,
-                top_k: int | None) -> tuple[list[ItemDiff], dict[str, list[int]]]:
+                top_k: int | None) -> tuple[list[ItemDiff], dict[str, list[int]], Any]:
     """Each common item's verdict, reading token streams one item at a time (flat memory), and
     each side's [tokens, not-top-1 tokens]."""
+    from dataclasses import replace
+
+    from .drift import DriftAccumulator, item_drift, table_of
+
+    drafted = drafted_during(baseline.manifest), drafted_during(candidate.manifest)
+    drift = DriftAccumulator()
     items: list[ItemDiff] = []
     streamed = {"baseline": [0, 0], "candidate": [0, 0]}
     for i in common:
@@ -240,18 +267,26 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
         # the side file's Arrow tables; an old folder's inline lists keep their float64 logprobs
         if _columnar(baseline, i) and _columnar(candidate, i):
             tables = baseline.tokens.table(i), candidate.tokens.table(i)
-            item = identical_by_columns(b, c, *tables) or diff_item(b, c, tau, top_k, tables=tables)
+            fast = identical_by_columns(b, c, *tables)
+            item = fast or diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
             sizes = [0 if t is None else t.num_rows for t in tables]
         else:
             b, c = baseline.with_logprobs(b), candidate.with_logprobs(c)
-            item = diff_item(b, c, tau, top_k)
+            item = diff_item(b, c, tau, top_k, drafted=drafted)
             sizes = [len(r.get("logprobs") or ()) for r in (b, c)]
+            tables = table_of(b.get("logprobs")), table_of(c.get("logprobs"))
+            fast = None
+        if item.verdict != "undetermined" or item.token_index is not None:
+            summary, values, walked, diverged = item_drift(*tables, item.verdict, item.token_index, fast is not None)
+            if summary is not None:
+                item = replace(item, drift=summary)
+                drift.add(values, walked, diverged)
         items.append(item)
         streamed["baseline"][0] += sizes[0]
         streamed["candidate"][0] += sizes[1]
         streamed["baseline"][1] += item.baseline_not_top1
         streamed["candidate"][1] += item.candidate_not_top1
-    return items, streamed
+    return items, streamed, drift.summary()
 
 
 def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffResult:
@@ -274,14 +309,14 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     collecting = gc.isenabled()
     gc.disable()
     try:
-        items, streamed = _diff_items(baseline, candidate, b_by_id, c_by_id, common, tau, top_k)
+        items, streamed, drift = _diff_items(baseline, candidate, b_by_id, c_by_id, common, tau, top_k)
     finally:
         if collecting:
             gc.enable()
     sides = (_side(baseline, (b_by_id[i] for i in common), *streamed["baseline"]),
              _side(candidate, (c_by_id[i] for i in common), *streamed["candidate"]))
     notes += [w for w in (sides[0].greedy_warning("baseline"), sides[1].greedy_warning("candidate")) if w]
-    return DiffResult(sides[0], sides[1], tau, tuple(items), tuple(notes), missing)
+    return DiffResult(sides[0], sides[1], tau, tuple(items), tuple(notes), missing, drift=drift)
 
 
 def _columnar(run: Any, item_id: str) -> bool:
@@ -293,13 +328,21 @@ def format_diff(result: DiffResult, verbose_items: int = 20) -> str:
     """The text summary `evalsuite diff` prints."""
     b, c = result.baseline, result.candidate
     acc = lambda s: "-" if s.accuracy is None else f"{100 * s.accuracy:.1f}% ({s.n_correct}/{s.n - s.n_errors})"  # noqa: E731
-    lines = [f"baseline  {b.label}: {', '.join(b.endpoints)}", f"candidate {c.label}: {', '.join(c.endpoints)}",
+    def serving(side: RunSide) -> str:
+        said = [x for x in (side.speculation, side.stream) if x]
+        return f" ({'; '.join(said)})" if said else ""
+    lines = [f"baseline  {b.label}: {', '.join(b.endpoints)}{serving(b)}",
+             f"candidate {c.label}: {', '.join(c.endpoints)}{serving(c)}",
              f"{len(result.items)} items, tau {result.tau:g} nats"]
     lines += [f"  note: {n}" for n in result.settings_notes]
     if result.missing:
         lines.append(f"  note: {len(result.missing)} item(s) recorded in only one run were skipped")
     lines.append("")
     lines.append(result.summary_line())
+    if result.drift is not None:
+        lines.append(result.drift.line())
+        if result.drift.survival_line():
+            lines.append(result.drift.survival_line())
     changed = [i for i in result.items if i.answer_changed]
     lines.append(f"answer changed on {len(changed)} item(s), correctness on {sum(i.correctness_changed for i in result.items)}; "
                  f"accuracy baseline {acc(b)}, candidate {acc(c)}")

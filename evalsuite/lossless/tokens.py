@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, Sequence
 
 
 VERDICTS = ("identical", "near_tie", "suspicious", "real", "not_greedy", "cut_prefix", "undetermined")
-COUNT_KEYS = VERDICTS + ("hidden_drift", "retokenised")
+COUNT_KEYS = VERDICTS + ("hidden_drift", "retokenised", "unscored")
 
 # tau (nats) by the precision of the engines compared: float noise grows as precision drops.
 TAU_BY_PRECISION = {"fp32": 0.05, "fp16": 0.05, "q8": 0.05, "bf16": 0.15, "fp8-kv": 0.25}
