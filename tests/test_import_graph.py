@@ -23,8 +23,9 @@ GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
 # the run machinery: it calls endpoints, runs packs or parses the command line
 RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.client", "evalsuite.engines", "evalsuite.serve",
                  "evalsuite.sweep", "evalsuite.judge")
-# the two analyses that ask an endpoint (the lossless command, rescore's teacher forcing)
-ASK_ENDPOINTS = ("evalsuite.lossless.command", "evalsuite.lossless.rescore")
+# the analyses that ask an endpoint (the lossless command, rescore's per-position re-scoring,
+# teacher-forced drift on the candidate)
+ASK_ENDPOINTS = ("evalsuite.lossless.command", "evalsuite.lossless.rescore", "evalsuite.lossless.teacher")
 ABOVE_ANALYSIS = RUN_MACHINERY + ASK_ENDPOINTS
 # the one analysis that grades again, so it needs the packs' grade functions
 GRADES_AGAIN = "evalsuite.analysis.regrade"
