@@ -41,6 +41,7 @@ def run(
     temperature: float = typer.Option(0.0),
     top_p: float = typer.Option(1.0),
     request_seed: Optional[int] = typer.Option(0, help="The `seed` sent with each request."),
+    samples: int = typer.Option(1, min=1, max=1024, metavar="N", help="Answers per item (with --temperature > 0): sample j is sent with seed = --request-seed + j; `show` gives avg@N, pass@k, maj@N (docs/sampling.md)."),
     max_tokens: Optional[int] = typer.Option(None, min=1, metavar="N", help="Output token cap (default: the pack's, 1024 for most; 4096 for svg)."),
     stop: List[str] = typer.Option([], metavar="TEXT", help="Stop sequence; repeatable."),
     reasoning_effort: Optional[str] = typer.Option(None, help="low / medium / high, for servers that take it."),
@@ -87,8 +88,11 @@ def run(
         subsets=tuple(s.strip() for s in subset.split(",") if s.strip()) if subset else (),
         per_subset=per_subset, seed=seed, fewshot=fewshot, limit=limit, skip_bad_rows=skip_bad_rows, label=label,
         resume=resume is not None, retry_errors=retry_errors, api_key_env=api_key_env, quiet=quiet,
-        check_model=check_model, stream=stream, argv=tuple(["evalsuite"] + sys.argv[1:]),
+        check_model=check_model, stream=stream, argv=tuple(["evalsuite"] + sys.argv[1:]), samples=samples,
     )
+    if samples > 1 and temperature == 0:
+        typer.echo(f"note: --samples {samples} at temperature 0: greedy answers differ only where the server is "
+                   "not deterministic; pass --temperature (e.g. 0.6) to sample", err=True)
     try:
         code = run_pack(settings)
     except UsageError as e:
@@ -208,6 +212,8 @@ def lossless(
     rescore: bool = typer.Option(False, help="Re-score undetermined divergences on the baseline endpoint."),
     resume: Optional[Path] = typer.Option(None, help="Continue an interrupted lossless run: its folder (or the baseline/candidate run folder in it)."),
     retry_errors: bool = typer.Option(False, help="With --resume: ask again the items that ended in errors."),
+    samples: int = typer.Option(1, min=1, max=1024, metavar="N", help="Sample N answers per item at --temperature on both servers and test that they come from the same distribution (speculative sampling; docs/sampling.md)."),
+    temperature: float = typer.Option(0.0, help="With --samples: the sampling temperature (0: greedy)."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run a pack on a baseline and a candidate endpoint with logprobs, then diff them."""
@@ -219,7 +225,8 @@ def lossless(
         model=model, api=api, max_tokens=max_tokens, logprobs=logprobs, extra_body=extra_body,
         concurrency=concurrency, timeout=timeout, stream=stream, run_dir=run_dir, tau=tau, precision=precision,
         json_path=json_out, html_path=html, fail_on=fail_on, rescore=rescore, quiet=quiet,
-        argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors), echo=typer.echo))
+        argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors, samples=samples,
+        temperature=temperature), echo=typer.echo))
 
 
 @app.command("svg-render")

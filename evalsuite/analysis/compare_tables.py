@@ -184,6 +184,10 @@ def compare_main(
         return 2
     try:
         runs = [load_run(p, drop=("messages", "prompt", "server_timings")) for p in paths]
+        from .sampling_compare import compare_sampled_main, handles
+
+        if handles(runs):   # sampled runs: paired on success rates (docs/sampling.md)
+            return compare_sampled_main(runs, alpha, json_path, out, err, sweep_key, plots_dir)
         if sweep_key:
             sw, cmp = sweep(runs, sweep_key, alpha=alpha)
         else:

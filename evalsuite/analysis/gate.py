@@ -275,6 +275,10 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
         cand = load_run(candidate, drop=("messages", "prompt", "server_timings"))
     except RunFolderError as e:
         raise GateInputError(f"candidate: {e}") from None
+    from .sampling_compare import gate_sampled, handles
+
+    if handles((base, cand)):   # sampled runs: paired on success rates (docs/sampling.md)
+        return gate_sampled(base, cand, s)
     fp_b = (base.manifest.get("dataset") or {}).get("fingerprint")
     fp_c = (cand.manifest.get("dataset") or {}).get("fingerprint")
     if not fp_b or not fp_c:
