@@ -60,28 +60,25 @@ def _p(p: float) -> str:
     return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
 
 
-def gate_sampled(base: Any, cand: Any, s: Any):
-    """gate.evaluate for two sampled runs: fails when the candidate's mean per-item success rate
-    is lower by more than --max-drop points AND the paired permutation test over items says the
-    drop is significant at alpha; or when more of its answers errored than allowed."""
-    from .gate import FAIL, PASS, Check, GateInputError, GateResult
-
-    try:
-        notes = check_pair(base, cand)
-    except ValueError as e:
-        raise GateInputError(str(e)) from None
+def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bool, str]], str, dict[str, Any]]:
+    """gate.evaluate for two sampled runs (s: its GateSettings): fails when the candidate's mean
+    per-item success rate is lower by more than --max-drop points AND the paired permutation test
+    over items says the drop is significant at alpha; or when more of its answers errored than
+    allowed. Returns (failed, checks as (name, passed, message), the line, details); raises
+    ValueError for input the gate cannot judge."""
+    notes = check_pair(base, cand)
     ia, ib = _items(base), _items(cand)
     ids = [i for i in (base.manifest.get("item_ids") or ia) if i in ia and i in ib]
     pair = paired_rates(ia, ib, ids, s.alpha)
     if pair.n_items < s.min_items:
-        raise GateInputError(f"too few items: {pair.n_items} paired items ({pair.errors_excluded} with every sample "
+        raise ValueError(f"too few items: {pair.n_items} paired items ({pair.errors_excluded} with every sample "
                              f"errored in either run), min-items is {s.min_items}")
     weak = None
     if s.alpha < 1 and pair.min_p >= s.alpha:
         weak = (f"this gate cannot fail: on {pair.n_items} paired items the permutation test's smallest p is "
                 f"{_p(pair.min_p)} >= α={s.alpha:g}")
         if not s.allow_underpowered:
-            raise GateInputError(weak + " (add items, or pass --allow-underpowered to run it anyway)")
+            raise ValueError(weak + " (add items, or pass --allow-underpowered to run it anyway)")
     elif pair.mde_pp is not None and s.max_drop > 0 and pair.mde_pp > s.max_drop:
         weak = (f"a {_pp(s.max_drop)} pp drop is likely to be missed: with the spread of these per-item differences "
                 f"({pair.sd_pp:.1f} pp) the drop detectable with 80% power at α={s.alpha:g} is ~{pair.mde_pp:.1f} pp "
@@ -96,14 +93,14 @@ def gate_sampled(base: Any, cand: Any, s: Any):
     test = f"paired permutation test over items p={_p(pair.p)}" + ("" if s.alpha >= 1 else f", α={s.alpha:g}")
     if over and significant:
         words = f"success rate dropped {drop:.1f} pp (> {_pp(s.max_drop)} pp) and significantly: {rates}; {test}"
-        accuracy = Check("success rate drop", False, words)
+        accuracy = ("success rate drop", False, words)
     elif over:
         words = (f"drop of {drop:.1f} pp exceeds {_pp(s.max_drop)} pp but is not significant (p={_p(pair.p)} >= "
                  f"α={s.alpha:g}): {rates}; {test}")
-        accuracy = Check("success rate drop", True, words)
+        accuracy = ("success rate drop", True, words)
     else:
         words = f"{rates} (max drop {_pp(s.max_drop)} pp); {test}"
-        accuracy = Check("success rate drop", True, words)
+        accuracy = ("success rate drop", True, words)
     ea, eb = _errors(base), _errors(cand)
     if s.max_errors is None:
         limit, rule = ea, "the baseline's"
@@ -114,9 +111,9 @@ def gate_sampled(base: Any, cand: Any, s: Any):
     errors_ok = eb <= limit
     error_words = (f"errored answers: candidate {eb} of {len(cand.records)}, baseline {ea}; "
                    f"{'<=' if errors_ok else '>'} {limit} allowed ({rule})")
-    checks = [accuracy, Check("errored answers", errors_ok, error_words)]
-    failed = [c for c in checks if c.passed is False]
-    words_all = [c.message for c in checks if c.passed is False] + [c.message for c in checks if c.passed is not False]
+    checks = [accuracy, ("errored answers", errors_ok, error_words)]
+    failed = [c for c in checks if c[1] is False]
+    words_all = [c[2] for c in checks if c[1] is False] + [c[2] for c in checks if c[1] is not False]
     if weak:
         words_all.append("WARNING underpowered: " + weak)
     elif pair.mde_pp is not None:
@@ -128,7 +125,7 @@ def gate_sampled(base: Any, cand: Any, s: Any):
     details = {"sampled": pair.to_dict(), "n_pairs": pair.n_items, "n_items": len(ids), "delta_pp": pair.delta_pp,
                "p": pair.p, "errors_baseline": ea, "errors_candidate": eb, "underpowered": weak,
                "power": {"min_detectable_drop_pp": pair.mde_pp, "items_needed": None} if pair.mde_pp else None}
-    return GateResult(code=FAIL if failed else PASS, line=line, checks=tuple(checks), details=details)
+    return bool(failed), checks, line, details
 
 
 def _errors(run: Any) -> int:
@@ -162,9 +159,18 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def format_compare_sampled(data: dict[str, Any]) -> str:
-    from .compare_tables import render_table
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table like compare's (which imports this module, so not from there)."""
+    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
 
+    def line(row: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
+
+
+def format_compare_sampled(data: dict[str, Any]) -> str:
     ks = data["ks"]
     headers = ["run", "items", "N", "temp", "avg@N", "95% CI"] + [f"pass@{k}" for k in ks] + ["maj@N", "all/some/none"]
     rows = []
