@@ -207,6 +207,8 @@ def test_sampled_against_greedy_is_refused_with_the_reason(stub_runs, data_dir, 
     assert compare.returncode == 2 and "is sampled" in compare.stderr
     diff = evalsuite("diff", tmp_path / "greedy", stub_runs["base"])
     assert diff.returncode == 2 and "is sampled" in diff.stderr
+    report = evalsuite("report", stub_runs["base"], tmp_path / "greedy", "-o", tmp_path / "r.html")
+    assert report.returncode == 2 and "is sampled" in report.stderr and not (tmp_path / "r.html").exists()
 
 
 def test_limit_counts_items_and_resume_refuses_another_n(data_dir, tmp_path):
@@ -314,3 +316,13 @@ def test_real_llama_cpp_samples_differ_and_reproduce(llama_server, data_dir, tmp
     diff = evalsuite("diff", tmp_path / "a", tmp_path / "c")
     assert diff.returncode == 0, diff.stderr
     assert "first generated token: consistent with the same distribution" in diff.stdout, diff.stdout
+
+
+def test_report_of_sampled_runs_shows_pass_at_k_curves(stub_runs, tmp_path):
+    page = tmp_path / "report.html"
+    r = evalsuite("report", stub_runs["base"], stub_runs["worse"], "-o", page)
+    assert r.returncode == 0, r.stderr
+    html = page.read_text()
+    assert '<img alt="pass@k curves" src="data:image/png;base64,' in html
+    assert "pass@32" in html and "success rate down" in html and "Items whose rate moved most" in html
+    assert "None" not in html.split("</style>")[1]
