@@ -190,6 +190,10 @@ def test_gate_and_distribution_check_ten_points_worse_fail(stub_runs, tmp_path):
     assert diff.returncode == 1, diff.stdout + diff.stderr
     data = json.loads(out.read_text())
     assert data["verdict"].startswith("differs (p = ") and data["answers"]["p"] < 0.05
+    # the distribution check in the gate: a lax --max-drop passes the rates, the diff fails it
+    gate = evalsuite("gate", "--baseline", stub_runs["base"], "--candidate", stub_runs["worse"], "--max-drop", 50,
+                     "--diff", out)
+    assert gate.returncode == 1 and gate.stdout.startswith("FAIL: distribution check"), gate.stdout
     compare = evalsuite("compare", stub_runs["base"], stub_runs["worse"])
     assert "success rate down" in compare.stdout and "items whose rate moved most" in compare.stdout
 

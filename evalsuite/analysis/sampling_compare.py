@@ -112,6 +112,8 @@ def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bo
     error_words = (f"errored answers: candidate {eb} of {len(cand.records)}, baseline {ea}; "
                    f"{'<=' if errors_ok else '>'} {limit} allowed ({rule})")
     checks = [accuracy, ("errored answers", errors_ok, error_words)]
+    if getattr(s, "diff", None) is not None:
+        checks.append(distribution_check(Path(s.diff)))
     failed = [c for c in checks if c[1] is False]
     words_all = [c[2] for c in checks if c[1] is False] + [c[2] for c in checks if c[1] is not False]
     if weak:
@@ -126,6 +128,20 @@ def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bo
                "p": pair.p, "errors_baseline": ea, "errors_candidate": eb, "underpowered": weak,
                "power": {"min_detectable_drop_pp": pair.mde_pp, "items_needed": None} if pair.mde_pp else None}
     return bool(failed), checks, line, details
+
+
+def distribution_check(path: Path) -> tuple[str, bool, str]:
+    """--diff with sampled runs: the JSON of `evalsuite diff` of two sampled runs; fails when its
+    verdict is "differs"."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"diff JSON {path} cannot be read ({e})") from None
+    if not isinstance(data, dict) or not data.get("sampled") or not isinstance(data.get("verdict"), str):
+        raise ValueError(f"--diff {path} is not the JSON of `evalsuite diff` of two sampled runs (for sampled runs "
+                         f"the diff tests the distribution of the answers)")
+    verdict = data["verdict"]
+    return ("same distribution", not verdict.startswith("differs"), f"distribution check ({path.name}): {verdict}")
 
 
 def _errors(run: Any) -> int:
