@@ -148,7 +148,7 @@ def mean_interval(values: Sequence[float], level: float = 0.95, clamp: tuple[flo
     m = sum(values) / n
     if n == 1:
         return m, None, None
-    from scipy.stats import t
+    from scipy.special import stdtrit   # the t quantile; scipy.stats costs 3x the import at the end of a run
 
     sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
     if sd == 0 and clamp == (0.0, 1.0) and m in (0.0, 1.0):
@@ -156,7 +156,7 @@ def mean_interval(values: Sequence[float], level: float = 0.95, clamp: tuple[flo
         # Wilson interval of 0 (n) of n items, as if each item were one right/wrong answer
         lo, hi = wilson(round(m * n), n)
         return m, lo, hi
-    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    half = float(stdtrit(n - 1, 0.5 + level / 2)) * sd / math.sqrt(n)
     lo, hi = m - half, m + half
     if clamp is not None:
         lo, hi = max(clamp[0], lo), min(clamp[1], hi)
@@ -219,8 +219,10 @@ def _ci(ci: Sequence[float | None]) -> str:
 
 def format_sampling(s: Mapping[str, Any]) -> str:
     """The lines `evalsuite show` adds for a sampled run."""
+    seeds = ("no seed sent (the server's own randomness: a rerun does not reproduce)" if s.get("seed") is None
+             else f"seeds {s['seed']}..{s['seed'] + s['samples'] - 1}")
     lines = [f"sampled: {s['samples']} answers per item at temperature {s.get('temperature')}, top_p {s.get('top_p')}, "
-             f"seeds {s.get('seed')}..{(s.get('seed') or 0) + s['samples'] - 1}; {s['n_items_graded']} items graded, "
+             f"{seeds}; {s['n_items_graded']} items graded, "
              f"{s['n_answers']} answers ({s['n_answer_errors']} errors)",
              f"avg@{s['samples']} {_pct(s['avg'])}{_ci(s['avg_ci95'])} (mean per-item accuracy; t 95% over items)",
              "pass@k " + ", ".join(f"k={k} {_pct(v['estimate'])}{_ci(v['ci95'])}" for k, v in s["pass_at_k"].items())
@@ -296,9 +298,9 @@ def paired_rates(a: Mapping[str, ItemSamples], b: Mapping[str, ItemSamples], ids
     sd = math.sqrt(sum((x - mean_d) ** 2 for x in d) / (n - 1)) if n > 1 else None
     mde = None
     if sd and alpha < 1:
-        from scipy.stats import norm
+        from scipy.special import ndtri   # the normal quantile
 
-        mde = 100 * (float(norm.ppf(1 - alpha / 2)) + float(norm.ppf(0.8))) * sd / math.sqrt(n)
+        mde = 100 * (float(ndtri(1 - alpha / 2)) + float(ndtri(0.8))) * sd / math.sqrt(n)
     moved = sorted((i for i in usable), key=lambda i: -abs(b[i].c / b[i].n - a[i].c / a[i].n))[:top]
     moved_rows = tuple({"id": i, "subset": a[i].subset, "baseline": f"{a[i].c}/{a[i].n}", "candidate": f"{b[i].c}/{b[i].n}",
                         "delta_pp": 100 * (b[i].c / b[i].n - a[i].c / a[i].n)}
