@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..store import SAMPLE_FIELD
@@ -56,6 +57,12 @@ def vote_key(record: Mapping[str, Any]) -> str | None:
         return None
     if len(extracted) > MAX_VOTE_TEXT:
         return extracted
+    return _canonical(extracted)
+
+
+@lru_cache(maxsize=8192)
+def _canonical(extracted: str) -> str:
+    # N samples of an item repeat their answers: each distinct text is normalised once (~75 µs)
     try:
         from ..graders.normalise import normalise, plain_key
 
