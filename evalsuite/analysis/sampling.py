@@ -18,7 +18,7 @@ from .stats import wilson
 
 MAX_VOTE_TEXT = 300   # an extracted answer longer than this is voted on as is, not normalised
 CORRECT_VOTE = "\x00correct"   # every answer the grader judged equal to the gold: one class
-NO_ANSWER = "\x00none"         # no answer extracted (only the distribution check counts these)
+NO_ANSWER = "\x00none"         # no answer extracted: a class of its own, never right
 
 
 # ---------------------------------------------------------------------------- records
@@ -47,14 +47,15 @@ def by_item(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
 def vote_key(record: Mapping[str, Any]) -> str | None:
     """The canonical answer a sample votes for: one class for every answer the grader judged
     equal to the gold (the grader's equivalence: 1/2 and 0.5), otherwise the extracted answer
-    normalised as the graders do (spaces dropped). None: no vote (no answer extracted, or an error)."""
+    normalised as the graders do (spaces dropped); a sample with no extracted answer votes for
+    "no answer" (never right), as lm-eval's "[invalid]" does. None: no vote (an error)."""
     if record.get("outcome") == "error":
         return None
     if record.get("outcome") == "correct":
         return CORRECT_VOTE
     extracted = record.get("extracted")
     if not isinstance(extracted, str) or not extracted.strip():
-        return None
+        return NO_ANSWER
     if len(extracted) > MAX_VOTE_TEXT:
         return extracted
     return _canonical(extracted)
