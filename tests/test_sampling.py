@@ -369,3 +369,37 @@ def test_real_llama_cpp_speculative_sampling_consistent_perturbed_differs(tiny_m
                       "min_shift": on_off["first_tokens"]["min_detectable_shift"]}), file=sys.stderr)
     assert on_off["verdict"] == "consistent with the same distribution", on_off["first_tokens"]
     assert other["first_tokens"]["verdict"].startswith("differs"), other["first_tokens"]
+
+
+# ---------------------------------------------------------------------------- the store's key
+
+
+def test_store_keys_records_and_token_streams_by_item_and_sample(tmp_path):
+    """Live (tokens.arrows) and compacted (tokens.parquet): each (item, sample) keeps its own
+    record and token stream; the last record per (item, sample) wins; compaction orders by item,
+    then sample; records without `sample` keep the item id as their key."""
+    from evalsuite.store import (RECORDS, RecordWriter, TokenColumns, compact_records, compact_tokens, load_run,
+                                 record_key, sample_key)
+
+    def entries(word: str) -> list[dict]:
+        return [{"token": word, "bytes": list(word.encode()), "id": len(word), "logprob": -0.5, "part": "answer",
+                 "top": []}]
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"item_ids": ["b", "a"], "samples": 2, "status": "running"}))
+    writer = RecordWriter(tmp_path / RECORDS)
+    for item, j, word in (("a", 1, "a1"), ("b", 0, "b0"), ("a", 0, "a0"), ("b", 1, "b1-old"), ("b", 1, "b1")):
+        writer.append({"id": item, "sample": j, "outcome": "correct", "answer": word},
+                      TokenColumns.from_entries(entries(word)))
+    writer.close()
+    for finished in (False, True):
+        run = load_run(tmp_path)
+        assert len(run.records) == 4
+        for r in run.records:
+            assert run.logprobs(r)[0]["token"] == r["answer"]
+        if not finished:
+            compact_records(tmp_path, ["b", "a"])
+            compact_tokens(tmp_path, ["b", "a"])
+    assert [(r["id"], r["sample"]) for r in load_run(tmp_path).records] == [("b", 0), ("b", 1), ("a", 0), ("a", 1)]
+    assert not (tmp_path / "tokens.arrows").exists() and (tmp_path / "tokens.parquet").exists()
+    assert record_key({"id": "x"}) == "x" == sample_key("x", 0) == sample_key("x", None)
+    assert record_key({"id": "x", "sample": 3}) != record_key({"id": "x", "sample": 0})
