@@ -48,6 +48,7 @@ def run(
     temperature: float = typer.Option(0.0),
     top_p: float = typer.Option(1.0),
     request_seed: Optional[int] = typer.Option(0, help="The `seed` sent with each request."),
+    samples: int = typer.Option(1, min=1, max=1024, metavar="N", help="Answers per item (with --temperature > 0): sample j is sent with seed = --request-seed + j; `show` gives avg@N, pass@k, maj@N (docs/sampling.md)."),
     max_tokens: Optional[int] = typer.Option(None, min=1, metavar="N", help="Output token cap (default: the pack's, 1024 for most; 4096 for svg)."),
     stop: List[str] = typer.Option([], metavar="TEXT", help="Stop sequence; repeatable."),
     reasoning_effort: Optional[str] = typer.Option(None, help="low / medium / high, for servers that take it."),
@@ -122,11 +123,14 @@ def run(
         subsets=tuple(s.strip() for s in subset.split(",") if s.strip()) if subset else (),
         per_subset=per_subset, seed=seed, fewshot=fewshot, limit=limit, skip_bad_rows=skip_bad_rows, label=label,
         resume=resume is not None, retry_errors=retry_errors, api_key_env=api_key_env, quiet=quiet,
-        check_model=check_model, stream=stream, argv=tuple(["evalsuite"] + sys.argv[1:]),
+        check_model=check_model, stream=stream, argv=tuple(["evalsuite"] + sys.argv[1:]), samples=samples,
         file_options=file_options, judge=judge,
         serve=serve, serve_timeout=serve_timeout, max_restarts=max_restarts,
         serve_hang_timeout=serve_hang_timeout,
     )
+    if samples > 1 and temperature == 0:
+        typer.echo(f"note: --samples {samples} at temperature 0: greedy answers differ only where the server is "
+                   "not deterministic; pass --temperature (e.g. 0.6) to sample", err=True)
     try:
         code = run_pack(settings)
     except UsageError as e:
@@ -337,6 +341,8 @@ def lossless(
     aa: bool = typer.Option(False, "--aa", help="Run the baseline twice (A/A) and classify the candidate against the engine's own noise."),
     aa_concurrency: Optional[int] = typer.Option(None, min=1, metavar="N", help="With --aa: the repeat's concurrency (default --concurrency), e.g. 8 to see batching noise."),
     teacher_forced: bool = typer.Option(False, help="Also score the baseline's generations on the candidate endpoint (vLLM prompt_logprobs): drift along the whole text."),
+    samples: int = typer.Option(1, min=1, max=1024, metavar="N", help="Sample N answers per item at --temperature on both servers and test that they come from the same distribution (speculative sampling; docs/sampling.md)."),
+    temperature: float = typer.Option(0.0, help="With --samples: the sampling temperature (0: greedy)."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run a pack on a baseline and a candidate endpoint with logprobs, then diff them."""
@@ -348,10 +354,11 @@ def lossless(
         model=model, api=api, max_tokens=max_tokens, logprobs=logprobs, extra_body=extra_body,
         concurrency=concurrency, timeout=timeout, stream=stream, run_dir=run_dir, tau=tau, precision=precision,
         json_path=json_out, html_path=html, fail_on=fail_on, rescore=rescore, quiet=quiet,
-        argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors,
+        argv=tuple(["evalsuite"] + sys.argv[1:]), resume=resume, retry_errors=retry_errors, samples=samples,
         baseline_serve=baseline_serve, candidate_serve=candidate_serve, serve_timeout=serve_timeout,
         max_restarts=max_restarts,
-        aa=aa or aa_concurrency is not None, aa_concurrency=aa_concurrency, teacher_forced=teacher_forced),
+        aa=aa or aa_concurrency is not None, aa_concurrency=aa_concurrency, teacher_forced=teacher_forced,
+        temperature=temperature),
         echo=typer.echo))
 
 

@@ -61,6 +61,7 @@ class Request:
     item_id: str
     messages: tuple[dict[str, str], ...] | None = None   # chat
     prompt: str | list | None = None                    # completions (a list: llama-server's [text, id, ...] form)
+    sample: int | None = None                           # the sample index in a sampled run; None: not sampled
 
     @property
     def sha256(self) -> str:

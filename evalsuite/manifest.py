@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from . import __version__
 from .client import now_iso, redact_url
 from .errors import UsageError
-from .store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records
+from .store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records, record_key
 
 
 def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]], model: str) -> dict[str, Any]:
@@ -43,6 +43,8 @@ def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]
         "ended_at": None,
         "status": "running",
         "argv": list(settings.argv),
+        # answers per item (`run --samples N`); absent: 1, as in every run before it (docs/sampling.md)
+        **({"samples": settings.samples} if getattr(settings, "samples", 1) > 1 else {}),
     }
     if pack.spec:
         # a user's file or hub dataset (tasks/file.py): named by the file, not by the path given, so
@@ -69,6 +71,8 @@ def manifest_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     for key in sorted(set(old_dec) | set(new_dec)):
         if old_dec.get(key) != new_dec.get(key):
             diffs.append(f"decoding.{key}: {old_dec.get(key)!r} -> {new_dec.get(key)!r}")
+    if (old.get("samples") or 1) != (new.get("samples") or 1):
+        diffs.append(f"samples: {old.get('samples') or 1} -> {new.get('samples') or 1}")
     if old.get("model") != new.get("model"):
         diffs.append(f"model: {old.get('model')} -> {new.get('model')}")
     return diffs
@@ -101,7 +105,7 @@ def prepare_run_dir(settings: Any, manifest: dict[str, Any]) -> tuple[dict[str, 
         diffs = manifest_differences(old, manifest)
         if diffs:
             raise UsageError(f"cannot resume {run_dir}: it was made with other settings:\n  " + "\n  ".join(diffs))
-        done = {r["id"]: r for r in read_records(records_path)}
+        done = {record_key(r): r for r in read_records(records_path)}
         merged = dict(old)
         merged.update({"status": "running", "ended_at": None, "endpoints": manifest["endpoints"],
                        "served_models": manifest["served_models"], "client": manifest["client"]})

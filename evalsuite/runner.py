@@ -24,8 +24,8 @@ from .engines import apply_neutral_settings
 from .errors import EndpointError, RetryPolicy, UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
-from .store import (MANIFEST, PARQUET, RECORD_SCHEMA, RECORDS, SUMMARY, TOKEN_FIELD, TOKENS, RecordWriter,
-                    compact_records, compact_tokens, iter_record_lines, read_records,
+from .store import (MANIFEST, PARQUET, RECORD_SCHEMA, RECORDS, SAMPLE_FIELD, SAMPLE_SEP, SUMMARY, TOKEN_FIELD, TOKENS,
+                    RecordWriter, compact_records, compact_tokens, iter_record_lines, read_records, sample_key,
                     write_json_atomic, write_parquet)
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -66,6 +66,7 @@ class RunSettings:
     max_restarts: int = 3
     serve_hang_timeout: float = 120.0
     managed: Any = None          # its Supervisor, set by serve.serve_and_run while the run goes
+    samples: int = 1     # answers per item (docs/sampling.md): sample j is asked with seed = decoding.seed + j
 
 
 # ----------------------------------------------------------------------------- items
@@ -98,6 +99,9 @@ def load_items(settings: RunSettings, pack=None):
     ids = [i.id for i in items]
     if len(set(ids)) != len(ids):
         raise UsageError(f"{settings.pack}: item ids are not unique")
+    if settings.samples > 1 and any(SAMPLE_SEP in i for i in ids):
+        bad = next(i for i in ids if SAMPLE_SEP in i)
+        raise UsageError(f"{settings.pack}: item id {bad!r} holds the character U+001F, which --samples keys use")
     return pack, items, settings
 
 
@@ -127,6 +131,26 @@ def limit_items(items: list, limit: int, stratified: bool = False) -> list:
                 chosen.append(queue[depth])
         depth += 1
     return [items[n] for n in sorted(chosen)]
+
+
+def jobs_of(items, samples: int) -> list[tuple[Any, int | None]]:
+    """What the workers ask: (item, sample index), N per item in a sampled run, (item, None)
+    otherwise (records without a `sample` field, exactly as before sampling existed)."""
+    if samples <= 1:
+        return [(item, None) for item in items]
+    return [(item, j) for item in items for j in range(samples)]
+
+
+def sample_decoding(decoding: Decoding, sample: int | None) -> Decoding:
+    """Sample j goes out with seed = the run's request seed + j: the N answers differ, and a
+    rerun asks exactly the same N requests (docs/sampling.md)."""
+    if sample is None or decoding.seed is None:
+        return decoding
+    return replace(decoding, seed=decoding.seed + sample)
+
+
+def _sample_field(request: Request) -> dict[str, Any]:
+    return {} if request.sample is None else {SAMPLE_FIELD: request.sample}
 
 
 def build_request(pack, item, api: str) -> Request:
@@ -164,7 +188,7 @@ def response_record(item, request: Request, response: Response, verdict, attempt
         "error": None, "usage": response.usage, "timing": response.timing, "server_timings": response.server_timings,
         TOKEN_FIELD: None if response.logprobs is None else len(response.logprobs),
         "endpoint": response.endpoint, "model": response.model, "attempts": attempts,
-        **item_fields(item),
+        **item_fields(item), **_sample_field(request),
     }
 
 
@@ -182,7 +206,7 @@ def error_record(item, request: Request, error: EndpointError, endpoint: str, at
         "usage": response.usage if response else {"prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None},
         "timing": response.timing if response else {"started_at": started_at, "ttft_s": None, "ttfa_s": None, "total_s": elapsed},
         "server_timings": None, TOKEN_FIELD: None, "endpoint": endpoint, "model": response.model if response else None,
-        "attempts": attempts,
+        "attempts": attempts, **_sample_field(request),
     }
 
 
@@ -328,12 +352,13 @@ class Scheduler:
                     return
                 await asyncio.sleep(0.05)
                 continue
-            item = queue.get_nowait()
+            job = queue.get_nowait()
+            item, sample = job
             self.in_flight += 1
             try:
-                answered = await self.ask(item, endpoint)
+                answered = await self.ask(item, endpoint, sample)
             except ReplicaDown as e:
-                queue.put_nowait(item)  # another replica asks it; this one waits until it answers
+                queue.put_nowait(job)  # another replica asks it; this one waits until it answers
                 self.in_flight -= 1
                 if not await self.sideline(endpoint, str(e), queue):
                     return
@@ -429,11 +454,14 @@ class Scheduler:
         finally:
             self.retrying -= 1
 
-    async def ask(self, item, endpoint: Endpoint) -> dict[str, Any] | tuple:
+    async def ask(self, item, endpoint: Endpoint, sample: int | None = None) -> dict[str, Any] | tuple:
         """An error record, or (item, request, response, attempt, endpoint, started_at, t0) to grade."""
         settings = self.settings
         policy = settings.retry
         request = build_request(self.pack, item, settings.api)
+        if sample is not None:
+            request = replace(request, sample=sample)
+        decoding = sample_decoding(settings.decoding, sample)
         started_at, t0 = now_iso(), time.monotonic()
         attempt = 0
         failures = 0                          # retryable failures other than "cannot connect"
@@ -444,7 +472,7 @@ class Scheduler:
                 await asyncio.sleep(0.1)   # sent once, to the restarted server
             attempt += 1
             try:
-                response = await endpoint.complete(request, self.model, settings.decoding)
+                response = await endpoint.complete(request, self.model, decoding)
             except EndpointError as error:
                 now = time.monotonic()
                 if error.kind == "connection":
@@ -665,7 +693,8 @@ async def _run_async(settings: RunSettings) -> int:
         def finished(record: dict) -> bool:
             return record["outcome"] != "error" or not settings.retry_errors
 
-        todo = [i for i in items if not (i.id in done and finished(done[i.id]))]
+        jobs = jobs_of(items, settings.samples)   # (item, sample): one record each, keyed as store.sample_key
+        todo = [(i, j) for i, j in jobs if not (sample_key(i.id, j) in done and finished(done[sample_key(i.id, j)]))]
         # What start-up built (modules, items, prompts, records already done) lives until the end:
         # keep the garbage collector from rescanning it, and let it run less often. A streamed
         # token allocates a few dicts; at the default threshold (700) collections cost ~30 % of
@@ -673,9 +702,10 @@ async def _run_async(settings: RunSettings) -> int:
         gc.freeze()
         gc.set_threshold(20_000, 20, 20)
         if settings.resume and not settings.quiet:
-            print(f"resuming {settings.run_dir}: {len(items) - len(todo)} of {len(items)} items already recorded, "
+            what = "items" if settings.samples <= 1 else f"answers ({settings.samples} per item)"
+            print(f"resuming {settings.run_dir}: {len(jobs) - len(todo)} of {len(jobs)} {what} already recorded, "
                   f"{len(todo)} to ask", file=sys.stderr)
-        progress = Progress(len(items), len(items) - len(todo), settings.quiet)
+        progress = Progress(len(jobs), len(jobs) - len(todo), settings.quiet)
         writer = RecordWriter(settings.run_dir / RECORDS)
         scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
         progress.watch(scheduler)

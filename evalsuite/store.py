@@ -36,6 +36,19 @@ TOKENS = "tokens.parquet"
 RECORD_SCHEMA = 2
 MANIFEST_SCHEMA = 1
 TOKEN_FIELD = "logprob_tokens"   # in a record: how many token entries the side file holds for it
+SAMPLE_FIELD = "sample"          # in a record of a sampled run (`run --samples N`): the sample index, 0..N-1
+SAMPLE_SEP = "\x1f"              # between an item id and a sample index in a record key (never in an id)
+
+
+def sample_key(item_id: str, sample: int | None) -> str:
+    """The key of one answer: the item id for sample 0 (and for every record of an unsampled
+    run), `id<US>j` for sample j > 0. Resume, "the last record wins", compaction and the token
+    streams all follow this key (docs/sampling.md)."""
+    return item_id if not sample else f"{item_id}{SAMPLE_SEP}{int(sample)}"
+
+
+def record_key(record: dict[str, Any]) -> str:
+    return sample_key(record["id"], record.get(SAMPLE_FIELD))
 
 
 class RunFolderError(ValueError):
@@ -106,7 +119,7 @@ def _read(path: Path, drop: Iterable[str]) -> tuple[dict[str, dict[str, Any]], d
         record, had_inline = slim(record)
         for key in drop:
             record.pop(key, None)
-        record_id = record["id"]
+        record_id = record_key(record)
         latest[record_id] = record
         if had_inline:
             inline[record_id] = (start, length)
@@ -150,14 +163,14 @@ class Run:
     @property
     def tokens(self) -> "TokenStreams":
         if self._tokens is None:
-            self._tokens = TokenStreams(self.path, {r["id"]: r.get(TOKEN_FIELD) for r in self.records}, self._inline)
+            self._tokens = TokenStreams(self.path, {record_key(r): r.get(TOKEN_FIELD) for r in self.records}, self._inline)
         return self._tokens
 
     def logprobs(self, record: dict[str, Any]) -> list[dict[str, Any]] | None:
         """One item's token entries as docs/records.md lists them; None when none were kept."""
         if record.get(TOKEN_FIELD) is None:
             return None
-        return self.tokens.entries(record["id"])
+        return self.tokens.entries(record_key(record))
 
     def with_logprobs(self, record: dict[str, Any]) -> dict[str, Any]:
         """A copy of the record with its `logprobs` read from the side file (one item at a time:
@@ -182,8 +195,9 @@ def finish_pending(run: Run) -> str | None:
     planned = run.manifest.get("item_ids") or []
     if run.manifest.get("status") in ("finished",) or not planned:
         return None
-    recorded = {r["id"] for r in run.records}
-    if all(i in recorded for i in planned):
+    recorded = {record_key(r) for r in run.records}
+    samples = int(run.manifest.get("samples") or 1)
+    if all(sample_key(i, j) in recorded for i in planned for j in range(samples)):
         return (f"every item is recorded but the run's finishing step has not completed (status "
                 f"{run.manifest.get('status')!r}); unless a process is still finishing it, the run command "
                 f"with `--resume {run.path}` finishes it without asking anything")
@@ -689,7 +703,7 @@ class RecordWriter:
         if tokens is not None:
             if self._tokens is None:
                 self._tokens = open(self._tokens_path, "ab")
-            self._tokens.write(_encode_blob(record["id"], tokens))
+            self._tokens.write(_encode_blob(record_key(record), tokens))
             self._tokens.flush()
             if self._fsync:
                 os.fsync(self._tokens.fileno())
@@ -716,12 +730,15 @@ def compact_records(run_dir: Path, order: Iterable[str] | None = None) -> int:
     byte span is held, not the records. Returns the number of records."""
     path = Path(run_dir) / RECORDS
     spans: dict[str, tuple[int, int]] = {}
+    position: dict[str, tuple[str, int]] = {}   # key -> (item id, sample index): samples follow their item
     for _, start, length, record in _parse_lines(path):
-        spans[record["id"]] = (start, length)
+        key = record_key(record)
+        spans[key] = (start, length)
+        position[key] = (record["id"], record.get(SAMPLE_FIELD) or 0)
     ids = list(spans)
     if order is not None:
         rank = {i: n for n, i in enumerate(order)}
-        ids.sort(key=lambda i: rank.get(i, len(rank)))
+        ids.sort(key=lambda k: (rank.get(position[k][0], len(rank)), position[k][1]))
     with _AtomicFile(path) as tmp, open(tmp, "wb") as out, open(path, "rb") as src:
         for record_id in ids:
             start, length = spans[record_id]
@@ -791,7 +808,7 @@ def compact_tokens(run_dir: Path, order: Iterable[str]) -> None:
     streams = TokenStreams(run_dir, {i: r.get(TOKEN_FIELD) for i, r in latest.items()}, inline)
     rank = {i: n for n, i in enumerate(order)}
     ids = sorted((i for i, r in latest.items() if r.get(TOKEN_FIELD) is not None and i not in inline),
-                 key=lambda i: rank.get(i, len(rank)))
+                 key=lambda i: (rank.get(latest[i]["id"], len(rank)), latest[i].get(SAMPLE_FIELD) or 0))
     with TokenParquetWriter(run_dir / TOKENS) as writer:
         for item_id in ids:
             writer.add(item_id, streams.table(item_id))
@@ -801,7 +818,7 @@ def compact_tokens(run_dir: Path, order: Iterable[str]) -> None:
 NESTED_FIELDS = ("messages", "verdict", "error", "usage", "timing", "server_timings")
 STRING_FIELDS = ("id", "subset", "gold", "prompt_sha256", "prompt", "answer", "reasoning", "reasoning_source",
                  "finish_reason", "extracted", "outcome", "endpoint", "model")
-INT_FIELDS = ("schema", "attempts", TOKEN_FIELD)
+INT_FIELDS = ("schema", "attempts", TOKEN_FIELD, SAMPLE_FIELD)
 # flat copies of the figures analyses filter on most, so a parquet reader needs no JSON
 DERIVED = {"prompt_tokens": ("usage", "int64"), "completion_tokens": ("usage", "int64"),
            "reasoning_tokens": ("usage", "int64"), "ttft_s": ("timing", "float64"),

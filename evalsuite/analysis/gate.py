@@ -341,6 +341,15 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
         cand = load_run(candidate, drop=("messages", "prompt", "server_timings"))
     except RunFolderError as e:
         raise GateInputError(f"candidate: {e}") from None
+    from .sampling_compare import gate_sampled, handles
+
+    if handles((base, cand)):   # sampled runs: paired on success rates (docs/sampling.md)
+        try:
+            failed, sampled_checks, line, details = gate_sampled(base, cand, s)
+        except ValueError as e:
+            raise GateInputError(str(e)) from None
+        return GateResult(code=FAIL if failed else PASS, line=line, checks=tuple(Check(*c) for c in sampled_checks),
+                          details=details)
     fp_b = (base.manifest.get("dataset") or {}).get("fingerprint")
     fp_c = (cand.manifest.get("dataset") or {}).get("fingerprint")
     if not fp_b or not fp_c:

@@ -205,7 +205,17 @@ def report_main(
             why = diff_json_mismatch_any(Path(diff), runs)
             if why:
                 raise CompareError(f"--diff {diff}: {why}")
-        page = build_report(runs, diff=Path(diff) if diff else None, samples=samples, alpha=alpha, title=title)
+        from .sampling_compare import handles
+
+        if handles(runs):   # sampled runs: rates, pass@k curves, paired rates (docs/sampling.md)
+            from .sampling_report import build_sampled_report
+
+            try:
+                page = build_sampled_report(runs, runs_table(runs, [r.name for r in runs]), alpha=alpha, title=title)
+            except ValueError as e:
+                raise CompareError(str(e)) from None
+        else:
+            page = build_report(runs, diff=Path(diff) if diff else None, samples=samples, alpha=alpha, title=title)
     except (RunFolderError, CompareError, OutputError) as e:
         print(f"report: {e}", file=err)
         return 2

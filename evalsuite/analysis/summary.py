@@ -96,7 +96,29 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
     judged = judge_summary(records)
     if judged:
         summary["judge"] = judged
+    from .sampling import is_sampled
+
+    if is_sampled(manifest, records):
+        _sampled(summary, manifest, records)
     return summary
+
+
+def _sampled(summary: dict[str, Any], manifest: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    """A sampled run (docs/sampling.md): the counts above count answers; items are the unit of
+    accuracy (avg@N) and of its interval, per subset too; `sampling` holds pass@k and maj@N."""
+    from .sampling import sampling_summary
+
+    sampling = sampling_summary(manifest, records)
+    summary["sampling"] = sampling
+    summary["n_answers"] = summary["n_items"]
+    summary["n_items"] = sampling["n_items"]
+    summary["accuracy"], summary["accuracy_ci95"] = sampling["avg"], sampling["avg_ci95"]
+    by_subset = {s["subset"]: s for s in sampling["subsets"]}
+    for row in summary["subsets"]:
+        figures = by_subset.get(row["subset"])
+        if figures:
+            row.update(n_answers=row["n_items"], n_items=figures["n_items"], accuracy=figures["avg"],
+                       accuracy_ci95=figures["avg_ci95"])
 
 
 def _pct(x: float | None) -> str:
@@ -117,8 +139,13 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     n_planned = summary.get("n_planned")
     lines.append(f"items {summary['n_items']}" + (f" of {n_planned}" if n_planned and n_planned != summary["n_items"] else "")
                  + f" | status {summary.get('status')}")
-    lines.append(f"accuracy {_pct(summary['accuracy'])} {_ci(summary['accuracy_ci95'])} (Wilson 95%; correct / (items - errors))")
-    lines.append(f"correct {summary['n_correct']} | wrong {summary['n_wrong']} | unextracted {summary['n_unextracted']} | "
+    if summary.get("sampling"):
+        from .sampling import format_sampling
+
+        lines.append(format_sampling(summary["sampling"]))
+    else:
+        lines.append(f"accuracy {_pct(summary['accuracy'])} {_ci(summary['accuracy_ci95'])} (Wilson 95%; correct / (items - errors))")
+    lines.append(("answers: " if summary.get("sampling") else "") + f"correct {summary['n_correct']} | wrong {summary['n_wrong']} | unextracted {summary['n_unextracted']} | "
                  f"truncated {summary['n_truncated']}"
                  + (f" ({summary['n_looped']} looped)" if summary.get("n_looped") else "")
                  + f" | errors {summary['n_errors']}"

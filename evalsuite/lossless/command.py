@@ -62,6 +62,8 @@ class LosslessSettings:
     aa: bool = False                 # run the baseline twice: the engine's own noise (RUN_DIR/baseline-repeat)
     aa_concurrency: int | None = None   # the repeat's concurrency (None: --concurrency)
     teacher_forced: bool = False     # score the baseline's generations on the candidate endpoint
+    samples: int = 1                 # > 1: sampled at `temperature`, tested in distribution (docs/sampling.md)
+    temperature: float = 0.0
 
 
 def parse_extra_body(value: str | dict | None) -> dict:
@@ -92,7 +94,7 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: P
     from ..runner import RunSettings
 
     # Greedy and seeded: the only thing left to differ is the server.
-    decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=s.max_tokens, logprobs=s.logprobs,
+    decoding = Decoding(temperature=s.temperature, top_p=1.0, seed=0, max_tokens=s.max_tokens, logprobs=s.logprobs,
                         extra_body=parse_extra_body(s.extra_body))
     # The runner prints `argv` + `--resume <this run folder>` after an interruption: that is a
     # lossless command this function accepts (lossless_root), so argv is the lossless command as typed.
@@ -103,7 +105,7 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: P
                        concurrency=concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
                        limit=s.limit, label=role, quiet=s.quiet, stream=s.stream, argv=s.argv,
                        resume=resume, retry_errors=resume and s.retry_errors,
-                       serve=serve, serve_timeout=s.serve_timeout, max_restarts=s.max_restarts)
+                       serve=serve, serve_timeout=s.serve_timeout, max_restarts=s.max_restarts, samples=s.samples)
 
 
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
@@ -122,6 +124,12 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
         for flag, path in (("--json", json_path), ("--html", html_path)):
             if path:
                 check_writable(path, flag)
+        from .sampled import sampled_diff_main   # sampled runs: the same distribution? (docs/sampling.md)
+
+        sampled = sampled_diff_main(baseline, candidate, json_path=json_path, html_path=html_path, fail_on=fail_on,
+                                    echo=echo)
+        if sampled is not None:
+            return sampled
         runs = [load_diff_run(p) for p in (baseline, candidate)]
         result = diff_runs(runs[0], runs[1], tau_for(tau, precision))
         if rescore_endpoint:
