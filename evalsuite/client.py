@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .engines import CUT_STREAM_WHY, empty_stream_may_be_overflow, reasoning_of, server_timings_of
 from .errors import (
     EndpointError,
     classify_status,
@@ -313,13 +314,9 @@ class Endpoint:
             except (EndpointError, asyncio.TimeoutError) as e:
                 dropped = isinstance(e, EndpointError) and e.kind == "stream_broken"
                 stalled = isinstance(e, asyncio.TimeoutError) and progress["opened"]
-                if progress["events"] or not (dropped or stalled):
+                if not empty_stream_may_be_overflow(progress["events"], dropped, stalled):
                     raise
-                # llama-cpp-python answers a prompt longer than its context with HTTP 200 and an
-                # event stream that stays empty (it ends, hangs until the timeout, or the
-                # connection is reset before any event); the same
-                # request unstreamed says why (a 400 naming the context length), so the item is
-                # recorded as what it is, not as a torn stream or a timeout.
+                # an engine's context overflow (engines/llama_cpp_python.py): unstreamed, it says why
                 try:
                     return await self._attempt(lambda: self._stream(request, model, decoding, streamed=False), left())
                 except EndpointError as again:
@@ -479,13 +476,13 @@ class Endpoint:
             response_model = response_model or chunk.get("model")
             if chunk.get("usage") is not None:
                 usage = chunk["usage"]
-            timings = chunk.get("timings")
+            timings = server_timings_of(chunk)
             if timings:
                 server_timings = timings
             for choice in chunk.get("choices") or ():
                 if chat:
                     delta = choice.get("delta") or choice.get("message")
-                    absorb(delta.get("reasoning_content") or delta.get("reasoning") if delta is not None else None,
+                    absorb(reasoning_of(delta),
                            delta.get("content") if delta is not None else None, choice.get("logprobs"), choice.get("finish_reason"))
                 else:
                     absorb(None, choice.get("text"), choice.get("logprobs"), choice.get("finish_reason"))
@@ -533,8 +530,7 @@ class Endpoint:
             if events and progress is not None and progress.get("done"):
                 # a clean end on the wire, but no finish: the server cut the answer
                 raise EndpointError("stream_broken", "the stream ended with [DONE] but without a finish_reason: "
-                                    "the server cut it (llama-cpp-python does this when another request arrives; "
-                                    "start it with --interrupt_requests false, or run with --concurrency 1)")
+                                    f"the server cut it ({CUT_STREAM_WHY})")
             raise EndpointError("stream_broken", "the stream ended without a finish_reason"
                                 + ("" if events else " (HTTP 200 with no events at all)"))
         answer_text = "".join(answer)

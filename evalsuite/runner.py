@@ -20,7 +20,7 @@ from typing import Any
 
 from .analysis.regrade import item_fields
 from .client import Decoding, Endpoint, Request, Response, now_iso, redact_url
-from .engines import apply_neutral_settings
+from .engines import apply_neutral_settings, interrupt_hint
 from .errors import EndpointError, RetryPolicy, UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
@@ -612,18 +612,6 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
     write_json_atomic(run_dir / SUMMARY, summary)
     write_json_atomic(run_dir / MANIFEST, manifest)
     return summary
-
-
-def interrupt_hint(engine: dict[str, Any], summary: dict[str, Any], concurrency: int) -> str | None:
-    """llama-cpp-python's server cuts a stream in flight when another request arrives
-    (--interrupt_requests defaults to true): cut streams at concurrency > 1 on it get the fix."""
-    engines = {e.get("engine") for e in (engine or {}).get("endpoints") or ()}
-    cut = (summary.get("errors_by_kind") or {}).get("stream_broken", 0)
-    if "llama-cpp-python" not in engines or not cut or concurrency <= 1:
-        return None
-    return (f"{cut} stream(s) were cut: llama-cpp-python's server stops a stream when another request arrives "
-            "(--interrupt_requests defaults to true). Start it with --interrupt_requests false, or run with "
-            "--concurrency 1.")
 
 
 def _speculation_counters(endpoints: list[Endpoint]) -> dict[str, Any]:

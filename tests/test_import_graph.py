@@ -21,8 +21,9 @@ FLOORS = {"evalsuite": ROOT, "evalsuite.tasks": Path(evalsuite.tasks.__file__).p
           "evalsuite.graders": Path(evalsuite.graders.__file__).parent}
 GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
 # the run machinery: it calls endpoints, runs packs or parses the command line
-RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.client", "evalsuite.engines", "evalsuite.serve",
-                 "evalsuite.sweep", "evalsuite.judge")
+RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.client", "evalsuite.serve", "evalsuite.sweep",
+                 "evalsuite.judge", "evalsuite.engines") + tuple(
+    f"evalsuite.engines.{p.stem}" for p in sorted((ROOT / "engines").glob("*.py")) if p.stem != "__init__")
 # the analyses that ask an endpoint (the lossless command, rescore's per-position re-scoring,
 # teacher-forced drift on the candidate)
 ASK_ENDPOINTS = ("evalsuite.lossless.command", "evalsuite.lossless.rescore", "evalsuite.lossless.teacher")
