@@ -20,7 +20,7 @@ from typing import Any
 
 from .analysis.regrade import item_fields
 from .client import Decoding, Endpoint, Request, Response, now_iso, redact_url
-from .engines import apply_neutral_settings, interrupt_hint
+from .engines import apply_neutral_settings, interrupt_hint, start_examples
 from .errors import EndpointError, RetryPolicy, UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
@@ -536,10 +536,7 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
                                  f"--endpoint http://127.0.0.1:PORT/v1") from None
             raise UsageError(
                 f"nothing answers at {endpoint.url} ({reason}). Start an OpenAI-compatible server first, e.g.\n"
-                f"  llama-server -m model.gguf --port 8080            (llama.cpp)\n"
-                f"  python -m llama_cpp.server --model model.gguf --port 8080 --interrupt_requests false   (llama-cpp-python)\n"
-                f"  vllm serve MODEL --port 8080 / python -m sglang.launch_server --model-path MODEL --port 8080\n"
-                f"or pass --endpoint http://HOST:PORT/v1") from None
+                + start_examples() + "or pass --endpoint http://HOST:PORT/v1") from None
         except NotOpenAICompatible as e:
             raise UsageError(f"{endpoint.url} is not an OpenAI-compatible endpoint: tried GET {endpoint.url}/models "
                              f"(expecting JSON {{\"data\": [{{\"id\": ...}}]}}) and it answered {e}. "

@@ -9,6 +9,9 @@ Engines report it in two places, both read here:
 - llama-server's per-response `timings`: `draft_n` and `draft_n_accepted`, present only when
   drafting happened for that request.
 
+Each engine file in evalsuite/engines/ names its counters (`spec_metrics`); this module stays
+outside that package because the analyses read its manifest sentences.
+
 What engines say about their own settings is not trusted for this: llama-server's `/props`
 says `speculative.types: none` while it drafts.
 """

@@ -65,7 +65,12 @@ def interrupt_hint(engine: dict[str, Any], summary: dict[str, Any], concurrency:
     return None
 
 
-__all__ = ["PROBE_TIMEOUT_S", "Engine", "EngineProfile", "Replies", "BY_NAME", "ENGINES", "LLAMA_CPP_NEUTRAL",
+def start_examples() -> str:
+    """One line per engine that says how to start it, for the "nothing answers" error."""
+    return "".join(f"  {e.start_example}   ({e.name})\n" for e in ENGINES if e.start_example)
+
+
+__all__ = ["start_examples", "PROBE_TIMEOUT_S", "Engine", "EngineProfile", "Replies", "BY_NAME", "ENGINES", "LLAMA_CPP_NEUTRAL",
            "NEUTRAL_BY_ENGINE", "apply_neutral_settings", "detect_engine", "engine_settings", "neutral_for",
            "profile_from_replies", "GreedyCheck", "CUT_STREAM_WHY", "empty_stream_may_be_overflow",
            "REASONING_FIELDS", "TIMINGS_KEYS", "reasoning_of", "server_timings_of", "interrupt_hint"]

@@ -61,6 +61,7 @@ class Engine:
     logprobs: str = ""                   # its logprob quirks, for a reader (docs/engines.md has the detail)
     # a line for the end of a run whose errors this engine explains, or None
     interrupt_hint: Callable[[dict[str, Any], int], str | None] | None = None
+    start_example: str = ""              # a command line that starts it on port 8080, for "nothing answers"
 
 
 def root(base_url: str) -> str:

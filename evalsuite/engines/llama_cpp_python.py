@@ -53,4 +53,5 @@ def interrupt_hint(summary: dict[str, Any], concurrency: int) -> str | None:
 ENGINE = Engine(
     name=NAME, detect=detect, neutral={"repeat_penalty": 1.0},
     logprobs='OpenAI shape; a partial UTF-8 byte token is "" with neither bytes nor id',
-    interrupt_hint=interrupt_hint)
+    interrupt_hint=interrupt_hint,
+    start_example="python -m llama_cpp.server --model model.gguf --port 8080 --interrupt_requests false")

@@ -45,6 +45,7 @@ def neutral_for(profile: EngineProfile) -> dict[str, Any]:
 ENGINE = Engine(
     name=NAME, detect=detect, neutral={}, neutral_for=neutral_for,
     spec_metrics=("llamacpp:spec_decode_num_draft_tokens_total", "llamacpp:spec_decode_num_accepted_tokens_total"),
+    start_example="llama-server -m model.gguf --port 8080",
     timings_key="timings", reasoning_fields=("reasoning_content",),
     logprobs="chat shape in /v1/completions too; a partial UTF-8 token merged into one entry (align on bytes); "
              "speculative tokens: logprob 0.0 with no alternatives, or null streamed")

@@ -12,4 +12,5 @@ def detect(replies: Replies) -> EngineProfile | None:
 
 
 ENGINE = Engine(name=NAME, detect=detect, neutral={"repetition_penalty": 1.0},
-                reasoning_fields=("reasoning_content",))
+                reasoning_fields=("reasoning_content",),
+                start_example="python -m sglang.launch_server --model-path MODEL --port 8080")

@@ -15,4 +15,5 @@ def detect(replies: Replies) -> EngineProfile | None:
     return None   # no reply of its own names it
 
 
-ENGINE = Engine(name=NAME, detect=detect, neutral={}, logprobs="none: logprobs and top_logprobs are ignored")
+ENGINE = Engine(name=NAME, detect=detect, neutral={}, logprobs="none: logprobs and top_logprobs are ignored",
+                start_example="transformers serve MODEL_DIR --port 8080")

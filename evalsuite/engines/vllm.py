@@ -23,6 +23,6 @@ def detect(replies: Replies) -> EngineProfile | None:
 ENGINE = Engine(
     name=NAME, detect=detect, neutral={"repetition_penalty": 1.0},
     spec_metrics=("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_accepted_tokens_total"),
-    reasoning_fields=("reasoning_content", "reasoning"),
+    reasoning_fields=("reasoning_content", "reasoning"), start_example="vllm serve MODEL --port 8080",
     logprobs='OpenAI chat shape with bytes; a character split over byte tokens gives entries with token "" '
              "and its text in a later chunk; legacy completions' top_logprobs collide on \"\"")
