@@ -67,3 +67,20 @@ def test_reasoning_and_timings_come_from_the_fields_the_engine_files_name():
     assert engines.empty_stream_may_be_overflow(0, dropped=True, stalled=False)
     assert not engines.empty_stream_may_be_overflow(3, dropped=True, stalled=False)
     assert not engines.empty_stream_may_be_overflow(0, dropped=False, stalled=False)
+
+
+def test_an_owned_by_that_another_server_could_say_is_tried_last():
+    """Detection order as before the split: /props, llama-cpp-python's openapi title, vLLM's and
+    SGLang's owned_by come before owned_by "llamacpp" and owned_by "me"."""
+    from evalsuite.engines import profile_from_replies
+
+    def models(*owners):
+        return {"data": [{"id": str(i), "owned_by": o} for i, o in enumerate(owners)]}
+
+    title = {"info": {"title": "🦙 llama.cpp Python API", "version": "0.3.16"}}
+    assert profile_from_replies(models("llamacpp"), None, None, title).engine == "llama-cpp-python"
+    assert profile_from_replies(models("llamacpp", "vllm")).engine == "vllm"
+    assert profile_from_replies(models("sglang", "llamacpp")).engine == "sglang"
+    assert profile_from_replies(models("llamacpp")).engine == "llama.cpp"
+    assert profile_from_replies(models("me")).engine == "llama-cpp-python"
+    assert profile_from_replies(models("me", "openai")).engine == "unknown"

@@ -53,6 +53,9 @@ class Engine:
     name: str                                            # the manifest's `engine.endpoints[].engine`
     detect: Callable[[Replies], EngineProfile | None]    # its profile, or None: not this engine
     neutral: Mapping[str, Any] = field(default_factory=dict)   # sent at temperature 0 so it decodes greedily
+    # weaker evidence (an owned_by another server could also say), tried only once every
+    # engine's `detect` found nothing
+    detect_fallback: Callable[[Replies], EngineProfile | None] | None = None
     # the settings to send for a detected profile, where they depend on what the server reported
     neutral_for: Callable[[EngineProfile], dict[str, Any]] | None = None
     spec_metrics: tuple[str, ...] = ()   # its /metrics speculation counters (speculation.py sums them by suffix)

@@ -35,8 +35,9 @@ def profile_from_replies(models: Any, props: Any = None, version: Any = None, op
     """The engine from the JSON replies of GET /v1/models, /props, /version and /openapi.json
     (None where a request failed). Pure: the tests feed it recorded replies."""
     replies = Replies(models, props, version, openapi)
-    for engine in ENGINES:
-        profile = engine.detect(replies)
+    tries = [e.detect for e in ENGINES] + [e.detect_fallback for e in ENGINES if e.detect_fallback is not None]
+    for detect in tries:
+        profile = detect(replies)
         if profile is not None:
             return profile
     return EngineProfile("unknown", None, tuple(f"owned_by {o}" for o in sorted(replies.owned)))

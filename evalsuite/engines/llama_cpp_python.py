@@ -24,10 +24,12 @@ def detect(replies: Replies) -> EngineProfile | None:
     if "llama.cpp Python" in title:
         return EngineProfile(NAME, ((replies.openapi or {}).get("info") or {}).get("version"),
                              (f"openapi title {title!r}",))
-    if replies.owned == {"me"}:
-        # llama-cpp-python's /v1/models says owned_by "me" (llama_cpp/server/app.py)
-        return EngineProfile(NAME, None, ("owned_by me",))
     return None
+
+
+def detect_by_owner(replies: Replies) -> EngineProfile | None:
+    # llama-cpp-python's /v1/models says owned_by "me" (llama_cpp/server/app.py)
+    return EngineProfile(NAME, None, ("owned_by me",)) if replies.owned == {"me"} else None
 
 
 def empty_stream_may_be_overflow(events: int, dropped: bool, stalled: bool) -> bool:
@@ -51,7 +53,7 @@ def interrupt_hint(summary: dict[str, Any], concurrency: int) -> str | None:
 
 
 ENGINE = Engine(
-    name=NAME, detect=detect, neutral={"repeat_penalty": 1.0},
+    name=NAME, detect=detect, detect_fallback=detect_by_owner, neutral={"repeat_penalty": 1.0},
     logprobs='OpenAI shape; a partial UTF-8 byte token is "" with neither bytes nor id',
     interrupt_hint=interrupt_hint,
     start_example="python -m llama_cpp.server --model model.gguf --port 8080 --interrupt_requests false")

@@ -31,9 +31,11 @@ def detect(replies: Replies) -> EngineProfile | None:
         defaults = {k: params[k] for k in LLAMA_CPP_NEUTRAL if k in params}
         return EngineProfile(NAME, props.get("build_info"), ("GET /props",) + tuple(f"owned_by {o}" for o in owned),
                              defaults)
-    if "llamacpp" in owned:
-        return EngineProfile(NAME, None, ("owned_by llamacpp",))
     return None
+
+
+def detect_by_owner(replies: Replies) -> EngineProfile | None:
+    return EngineProfile(NAME, None, ("owned_by llamacpp",)) if "llamacpp" in replies.owned else None
 
 
 def neutral_for(profile: EngineProfile) -> dict[str, Any]:
@@ -43,7 +45,7 @@ def neutral_for(profile: EngineProfile) -> dict[str, Any]:
 
 
 ENGINE = Engine(
-    name=NAME, detect=detect, neutral={}, neutral_for=neutral_for,
+    name=NAME, detect=detect, detect_fallback=detect_by_owner, neutral={}, neutral_for=neutral_for,
     spec_metrics=("llamacpp:spec_decode_num_draft_tokens_total", "llamacpp:spec_decode_num_accepted_tokens_total"),
     start_example="llama-server -m model.gguf --port 8080",
     timings_key="timings", reasoning_fields=("reasoning_content",),
