@@ -14,7 +14,8 @@ folders from before the side file (logprobs inline in records.jsonl) load throug
 One file per concern: layout.py (names, schema numbers, record keys, the line reader, atomic
 writes), tokens.py (token streams in memory, not-top-1 counting), token_files.py (tokens.arrows,
 tokens.parquet, TokenStreams), records.py (RecordWriter, compaction, records.parquet) and run.py
-(Run, load_run). Importers use `evalsuite.store`; the names below are its public face.
+(Run, load_run); record.py is the record's type, its version and its migration on read.
+Importers use `evalsuite.store`; the names below are its public face.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from .layout import (MANIFEST, MANIFEST_SCHEMA, PARQUET, RECORD_SCHEMA, RECORDS,
                      read_records, record_key, sample_key, slim, write_json_atomic)
 from .records import (DERIVED, INT_FIELDS, KNOWN_FIELDS, NESTED_FIELDS, STRING_FIELDS, RecordWriter, compact_records,
                       write_parquet)
+from .record import (BULKY_FIELDS, FIELDS, MEANINGS, Record, bulky, item_fields, upgrade)
 from .run import Run, finish_pending, load_run
 from .token_files import TokenParquetWriter, TokenStreams, _encode_blob, compact_tokens  # noqa: F401  (_encode_blob: tests)
 from .tokens import (NOT_TOP1_EPS, TokenColumns, _entries, not_top1_count, not_top1_in_columns,  # noqa: F401  (_entries)
@@ -34,5 +36,6 @@ __all__ = [
     "read_records", "record_key", "sample_key", "slim", "write_json_atomic",
     "DERIVED", "INT_FIELDS", "KNOWN_FIELDS", "NESTED_FIELDS", "STRING_FIELDS", "RecordWriter", "compact_records",
     "write_parquet", "Run", "finish_pending", "load_run", "TokenParquetWriter", "TokenStreams", "compact_tokens",
+    "BULKY_FIELDS", "FIELDS", "MEANINGS", "Record", "bulky", "item_fields", "upgrade",
     "NOT_TOP1_EPS", "TokenColumns", "not_top1_count", "not_top1_in_columns", "token_schema",
 ]

@@ -15,16 +15,15 @@ try:  # 2-3x faster to parse; the stdlib reads what it refuses (NaN, -Infinity)
 except ImportError:  # pragma: no cover
     _orjson = None
 
+from .record import RECORD_SCHEMA, SAMPLE_FIELD, TOKEN_FIELD, slim  # noqa: F401  (the record's own names)
+
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
 PARQUET = "records.parquet"
 SUMMARY = "summary.json"
 TOKENS_LIVE = "tokens.arrows"
 TOKENS = "tokens.parquet"
-RECORD_SCHEMA = 2
 MANIFEST_SCHEMA = 1
-TOKEN_FIELD = "logprob_tokens"   # in a record: how many token entries the side file holds for it
-SAMPLE_FIELD = "sample"          # in a record of a sampled run (`run --samples N`): the sample index, 0..N-1
 SAMPLE_SEP = "\x1f"              # between an item id and a sample index in a record key (never in an id)
 
 
@@ -83,18 +82,6 @@ def iter_record_lines(path: Path) -> Iterator[dict[str, Any]]:
     """Every record line in order, as written (old folders: logprobs inline)."""
     for _, _, _, record in _parse_lines(Path(path)):
         yield record
-
-
-def slim(record: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """The record without inline token logprobs (an old-format line), and whether it had them."""
-    if "logprobs" not in record:
-        return record, False
-    entries = record.pop("logprobs")
-    if isinstance(entries, list):
-        record[TOKEN_FIELD] = len(entries)
-    else:
-        record.setdefault(TOKEN_FIELD, None)
-    return record, isinstance(entries, list)
 
 
 def _read(path: Path, drop: Iterable[str]) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[int, int]]]:

@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 from .layout import (PARQUET, RECORDS, SAMPLE_FIELD, TOKEN_FIELD, TOKENS_LIVE, _AtomicFile, _dumps_line, _is_record,
                      _parse_lines, record_key, slim)
+from .record import INT_FIELDS, NESTED_FIELDS, STRING_FIELDS   # records.parquet's columns, from the record's type
 from .token_files import _encode_blob, _whole_blobs_end
 from .tokens import TokenColumns
 
@@ -115,10 +116,6 @@ def compact_records(run_dir: Path, order: Iterable[str] | None = None) -> int:
     return len(ids)
 
 
-NESTED_FIELDS = ("messages", "verdict", "error", "usage", "timing", "server_timings")
-STRING_FIELDS = ("id", "subset", "gold", "prompt_sha256", "prompt", "answer", "reasoning", "reasoning_source",
-                 "finish_reason", "extracted", "outcome", "endpoint", "model")
-INT_FIELDS = ("schema", "attempts", TOKEN_FIELD, SAMPLE_FIELD)
 # flat copies of the figures analyses filter on most, so a parquet reader needs no JSON
 DERIVED = {"prompt_tokens": ("usage", "int64"), "completion_tokens": ("usage", "int64"),
            "reasoning_tokens": ("usage", "int64"), "ttft_s": ("timing", "float64"),

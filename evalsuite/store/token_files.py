@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .layout import RECORDS, SAMPLE_FIELD, TOKEN_FIELD, TOKENS, TOKENS_LIVE, RunFolderError, _AtomicFile, _read, loads
+from .record import bulky
 from .tokens import TokenColumns, _entries, token_schema
 
 
@@ -290,7 +291,7 @@ def compact_tokens(run_dir: Path, order: Iterable[str]) -> None:
     live = run_dir / TOKENS_LIVE
     if not live.exists():
         return
-    latest, inline = _read(run_dir / RECORDS, drop=("messages", "prompt", "answer", "reasoning", "verdict"))
+    latest, inline = _read(run_dir / RECORDS, drop=bulky(keep=("server_timings",)) + ("verdict",))
     streams = TokenStreams(run_dir, {i: r.get(TOKEN_FIELD) for i, r in latest.items()}, inline)
     rank = {i: n for n, i in enumerate(order)}
     ids = sorted((i for i, r in latest.items() if r.get(TOKEN_FIELD) is not None and i not in inline),
