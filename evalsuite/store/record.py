@@ -157,7 +157,7 @@ def upgrade(record: dict[str, Any]) -> dict[str, Any]:
     version = version if isinstance(version, int) and not isinstance(version, bool) else 1
     for v in range(version, RECORD_SCHEMA):
         record = _MIGRATIONS[v](record)
-    if "logprobs" in record:   # a line that says schema 2 but holds them inline: read it as 1 is
+    if "logprobs" in record:   # a line that says schema 2 but holds them inline: read as schema 1 is
         record = _from_v1(record)
     return record
 
