@@ -171,10 +171,10 @@ def show(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run fold
     import json
 
     from .analysis.summary import format_summary, summarize
-    from .store import RunFolderError, finish_pending, load_run
+    from .store import BULKY_FIELDS, RunFolderError, finish_pending, load_run
 
     try:
-        run_ = load_run(run_dir, drop=("messages", "prompt", "answer", "reasoning", "server_timings"))
+        run_ = load_run(run_dir, drop=BULKY_FIELDS)
     except RunFolderError as e:
         _fail(str(e))
     pending = finish_pending(run_)

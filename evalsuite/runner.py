@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .analysis.regrade import item_fields
 from .client import Decoding, Endpoint, Request, Response, now_iso, redact_url
 from .engines import apply_neutral_settings, interrupt_hint, start_examples
 from .errors import EndpointError, RetryPolicy, UsageError
@@ -27,6 +26,7 @@ from .progress import Progress
 from .store import (MANIFEST, PARQUET, RECORD_SCHEMA, RECORDS, SAMPLE_FIELD, SAMPLE_SEP, SUMMARY, TOKEN_FIELD, TOKENS,
                     RecordWriter, compact_records, compact_tokens, iter_record_lines, read_records, sample_key,
                     write_json_atomic, write_parquet)
+from .store.record import BULKY_FIELDS, item_fields
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -580,9 +580,6 @@ def _warm_finish_imports() -> None:
                 sys.meta_path.remove(_NoPandas)
     except Exception:  # the finishing step will say what is wrong
         pass
-
-
-BULKY_FIELDS = ("messages", "prompt", "answer", "reasoning", "server_timings")
 
 
 def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> dict:

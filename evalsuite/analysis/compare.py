@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..store import Run, load_run
+from ..store import Run, bulky, load_run
 from .stats import McNemar, accuracy, mcnemar_exact, mean, median, percentile, wilson
 from .stats import Equivalence, equivalence
 
@@ -417,7 +417,7 @@ def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
 
 
 # What a comparison never reads; `server_timings` is kept: time/item comes from it (token_stats).
-COMPARE_DROP = ("messages", "prompt")
+COMPARE_DROP = bulky(keep=("answer", "reasoning", "server_timings"))
 
 
 def load_runs(paths: Sequence[str | Path], drop: Sequence[str] = ()) -> list[Run]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
-from ..store import RunFolderError, load_run
+from ..store import RunFolderError, bulky, load_run
 from .compare import Paired, paired, paired_equivalence
 from .stats import Equivalence, binomial_two_sided_p
 
@@ -334,11 +334,11 @@ def equivalence_check(pair: Paired, s: GateSettings) -> tuple[Check, str, Equiva
 
 def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> GateResult:
     try:
-        base = load_run(baseline, drop=("messages", "prompt", "server_timings"))
+        base = load_run(baseline, drop=bulky(keep=("answer", "reasoning")))
     except RunFolderError as e:
         raise GateInputError(f"baseline: {e}") from None
     try:
-        cand = load_run(candidate, drop=("messages", "prompt", "server_timings"))
+        cand = load_run(candidate, drop=bulky(keep=("answer", "reasoning")))
     except RunFolderError as e:
         raise GateInputError(f"candidate: {e}") from None
     from .sampling_compare import gate_sampled, handles

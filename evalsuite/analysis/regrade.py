@@ -19,27 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..store import load_run
+from ..store.record import MAX_META_BYTES, META_SKIPPED, item_fields  # noqa: F401  (the record's own fields)
 
-# item metadata kept in records for re-grading; few-shot examples are prompt material, not grading input
-META_SKIPPED = frozenset({"fewshot"})
-MAX_META_BYTES = 4096
 CHOICE_GOLD = frozenset("ABCDEFGHIJ")
-
-
-def item_fields(item: Any) -> dict[str, Any]:
-    """The record fields re-grading needs beyond id/subset/gold: option texts and small metadata."""
-    import json
-
-    meta = {}
-    for k, v in dict(item.meta or {}).items():
-        if k in META_SKIPPED:
-            continue
-        try:
-            if len(json.dumps(v, ensure_ascii=False)) <= MAX_META_BYTES:
-                meta[k] = v
-        except (TypeError, ValueError):
-            continue
-    return {"choices": list(item.choices), "item_meta": meta}
 
 
 def item_from_record(record: dict[str, Any], pack_name: str) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Mapping
 
-from ..lossless.tokens import not_top1_count, not_top1_in_columns
+from ..store.tokens import not_top1_count, not_top1_in_columns
 
 
 class GreedyCheck:

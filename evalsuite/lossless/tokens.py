@@ -8,6 +8,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Sequence
 
+# the not-top-1 counting lives with the token streams (the run's greedy check reads it too)
+from ..store.tokens import NOT_TOP1_EPS, _float, not_top1_count, not_top1_in_columns  # noqa: F401  (re-exported)
+
 
 VERDICTS = ("identical", "near_tie", "suspicious", "real", "not_greedy", "cut_prefix", "undetermined")
 COUNT_KEYS = VERDICTS + ("hidden_drift", "retokenised", "unscored")
@@ -31,8 +34,6 @@ REPORTING_DECODING_KEYS = frozenset({"logprobs"})
 # The agreed tail must be this long unless both runs stopped by themselves and their tails are
 # equal to the last token; a shorter common ending ("." or "}") is chance, not a re-merge.
 REMERGE_MIN_TOKENS = 8
-# A token is "not its own top-1" only when an alternative beats it by more than float rounding.
-NOT_TOP1_EPS = 1e-5
 MAX_ALIGN_TOKENS = 4000      # bound the token alignment (difflib is quadratic at worst)
 CONTEXT_TOKENS = 40          # tokens of each continuation kept for the side-by-side view
 CONTEXT_CHARS = 300
@@ -73,14 +74,6 @@ class Tok(NamedTuple):
 def _bytes(value: Any) -> tuple[int, ...] | None:
     if isinstance(value, list) and all(isinstance(b, int) for b in value):
         return tuple(value)
-    return None
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    if isinstance(value, (int, float)) and value == -math.inf:
-        return -math.inf
     return None
 
 
@@ -138,7 +131,7 @@ def tokens_from_table(table: Any) -> list[Tok]:
 
 
 def _entries_of_table(table: Any) -> list[dict[str, Any]]:
-    from ..store import token_schema, _entries
+    from ..store.tokens import _entries, token_schema
 
     return _entries(*(table.column(name).to_pylist() for name in token_schema().names))
 
@@ -224,51 +217,6 @@ def spells_with_partial_bytes(tokens: Sequence[Tok], text: str, norm: Any = lamb
             return False
         pos, pending = end + len(piece), False
     return all(ord(ch) >= 0x80 for ch in text[pos:]) and (pending or pos == len(text))
-
-
-def not_top1_count(entries: Sequence[dict[str, Any]] | None) -> int:
-    """Positions of a logprob stream (record["logprobs"]) where the emitted token is not the
-    server's own top-1: an alternative beats it by more than NOT_TOP1_EPS nats. At temperature 0
-    that means the server did not decode greedily (llama-cpp-python's default repeat_penalty 1.1
-    does this). An emitted partial-byte token that reads "" is skipped: llama-cpp-python merges
-    every such token into one "" entry, so its rank cannot be read."""
-    count = 0
-    for e in entries or ():
-        if not isinstance(e, dict):
-            continue
-        lp = _float(e.get("logprob"))
-        if lp is None or (e.get("token") in ("", None) and e.get("id") is None and e.get("bytes") is None):
-            continue
-        best = max((v for v in (_float(t.get("logprob")) for t in (e.get("top") or ()) if isinstance(t, dict))
-                    if v is not None), default=None)
-        if best is not None and best > lp + NOT_TOP1_EPS:
-            count += 1
-    return count
-
-
-def not_top1_in_columns(batch: Any) -> int:
-    """not_top1_count over a token_schema() Arrow batch, vectorised: the
-    run's hot path must not build a Python object per token."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    top = batch.column("top_logprob")
-    lengths = pc.fill_null(pc.list_value_length(top), 0).to_numpy(zero_copy_only=False)
-    values = pc.fill_null(pc.list_flatten(top), -np.inf).to_numpy(zero_copy_only=False).astype(np.float64)
-    best = np.full(len(batch), -np.inf)
-    has = lengths > 0
-    if values.size:
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        best[has] = np.maximum.reduceat(values, starts[has])
-    chosen = pc.fill_null(batch.column("logprob").cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
-    # a "" partial-byte token with no id and no bytes cannot be ranked (llama-cpp-python merges them)
-    opaque = (pc.fill_null(pc.equal(batch.column("token"), ""), True).to_numpy(zero_copy_only=False)
-              & pc.is_null(batch.column("id")).to_numpy(zero_copy_only=False)
-              & pc.is_null(batch.column("bytes")).to_numpy(zero_copy_only=False))
-    with np.errstate(invalid="ignore"):
-        beaten = best > chosen + NOT_TOP1_EPS
-    return int(np.count_nonzero(beaten & ~np.isnan(chosen) & ~opaque))
 
 
 GREEDY_FIX = ("the run did not decode greedily at temperature 0 (a sampler setting the server applies by default, "

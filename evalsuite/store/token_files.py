@@ -1,0 +1,302 @@
+"""Token streams on disk: tokens.arrows (one Arrow IPC blob per record, appended while a run
+is live), tokens.parquet (a finished run's streams, item order, in a stored form that drops what
+can be derived) and TokenStreams, which reads one item's stream from whichever holds it.
+
+See docs/records.md for the contract."""
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .layout import RECORDS, SAMPLE_FIELD, TOKEN_FIELD, TOKENS, TOKENS_LIVE, RunFolderError, _AtomicFile, _read, loads
+from .record import bulky
+from .tokens import TokenColumns, _entries, token_schema
+
+
+# tokens.parquet stores what cannot be derived. At temperature 0 the chosen token is nearly always
+# one of its own top-K alternatives (`chosen_rank`: its index there, -1 when it is not), and a
+# token's bytes are nearly always the UTF-8 of its text (`bytes_flags`, two bits per slot, slot 0
+# the chosen token and slot j+1 top[j]: 1 = "the UTF-8 of the text", stored as null). Both columns
+# are constant over long runs, so they cost almost nothing; floats are byte-stream-split before
+# zstd. Decoding gives back exactly what was stored (docs/records.md).
+_FLAG_SLOTS = 31
+
+
+def _stored_schema():
+    import pyarrow as pa
+
+    return pa.schema([("item", pa.string())] + list(token_schema())
+                     + [("chosen_rank", pa.int8()), ("bytes_flags", pa.int64())])
+
+
+def _list_layout(column) -> tuple[Any, Any, Any]:
+    """(offsets, parent row of each value, slot of each value) of a list column."""
+    import numpy as np
+
+    lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    parent = np.repeat(np.arange(len(lengths)), lengths)
+    return offsets, parent, np.arange(offsets[-1]) - offsets[parent]
+
+
+def _same(a, b):
+    """Element-wise equality where two nulls are equal."""
+    import pyarrow.compute as pc
+
+    return pc.or_(pc.and_(pc.is_null(a), pc.is_null(b)), pc.fill_null(pc.equal(a, b), False))
+
+
+def _encode_tokens(table):
+    """token_schema() columns (+ item) -> the stored form."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = {name: table.column(name).combine_chunks() for name in table.column_names}
+    n = table.num_rows
+    offsets, parent, slot = _list_layout(cols["top_token"])
+    top = {k: cols[f"top_{k}"].flatten() for k in ("token", "bytes", "id", "logprob")}
+    flags = np.zeros(n, dtype=np.int64)
+    top_utf8 = pc.fill_null(pc.equal(pc.cast(top["token"], pa.binary()), top["bytes"]), False)
+    flagged = top_utf8.to_numpy(zero_copy_only=False) & (slot < _FLAG_SLOTS)
+    np.bitwise_or.at(flags, parent[flagged], np.left_shift(1, 2 * (slot[flagged] + 1)))
+    chosen_utf8 = pc.fill_null(pc.equal(pc.cast(cols["token"], pa.binary()), cols["bytes"]), False)
+    flags |= chosen_utf8.to_numpy(zero_copy_only=False).astype(np.int64)
+    # the chosen token's index among its alternatives (all four fields equal)
+    rank = np.full(n, 127, dtype=np.int64)
+    if len(parent):
+        idx = pa.array(parent)
+        match = _same(top["token"], pc.take(cols["token"], idx))
+        for k in ("bytes", "id", "logprob"):
+            match = pc.and_(match, _same(top[k], pc.take(cols[k], idx)))
+        hit = match.to_numpy(zero_copy_only=False) & (slot < 127)
+        np.minimum.at(rank, parent[hit], slot[hit])
+    rank[rank == 127] = -1
+    derived = pa.array(rank >= 0)
+    null = {k: pa.nulls(n, cols[k].type) for k in ("token", "bytes", "id", "logprob")}
+
+    def stored_list(values, mask):
+        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pc.if_else(mask, pa.nulls(len(values), values.type), values))
+
+    out = dict(cols)
+    out["token"] = pc.if_else(derived, null["token"], cols["token"])
+    out["bytes"] = pc.if_else(pc.or_(derived, chosen_utf8), null["bytes"], cols["bytes"])
+    out["id"] = pc.if_else(derived, null["id"], cols["id"])
+    out["logprob"] = pc.if_else(derived, null["logprob"], cols["logprob"])
+    out["top_bytes"] = stored_list(top["bytes"], pa.array(flagged))
+    out["chosen_rank"] = pa.array(rank.astype(np.int8))
+    out["bytes_flags"] = pa.array(flags)
+    schema = _stored_schema()
+    return pa.Table.from_arrays([out[f.name].cast(f.type) for f in schema], schema=schema)
+
+
+def _decode_tokens(table):
+    """The stored form -> token_schema() columns, exactly as written."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = {name: table.column(name).combine_chunks() for name in table.column_names}
+    n = table.num_rows
+    offsets, parent, slot = _list_layout(cols["top_token"])
+    flags = cols["bytes_flags"].to_numpy(zero_copy_only=False).astype(np.int64)
+    rank = cols["chosen_rank"].to_numpy(zero_copy_only=False).astype(np.int64)
+    top = {k: cols[f"top_{k}"].flatten() for k in ("token", "bytes", "id", "logprob")}
+    top_flag = (np.right_shift(flags[parent], 2 * (np.minimum(slot, _FLAG_SLOTS - 1) + 1)) & 1).astype(bool) & (slot < _FLAG_SLOTS)
+    top_bytes = pc.if_else(pa.array(top_flag), pc.cast(top["token"], pa.binary()), top["bytes"])
+    out = {"part": cols["part"]}
+    derived = rank >= 0
+    at = pa.array(np.where(derived, offsets[:-1] + np.maximum(rank, 0), 0))
+    mask = pa.array(derived)
+    for k, values in (("token", top["token"]), ("bytes", top_bytes), ("id", top["id"]), ("logprob", top["logprob"])):
+        out[k] = pc.if_else(mask, pc.take(values, at), cols[k]) if len(values) else cols[k]
+    utf8 = pa.array(~derived & (flags & 1).astype(bool))
+    out["bytes"] = pc.if_else(utf8, pc.cast(out["token"], pa.binary()), out["bytes"])
+    off = pa.array(offsets.astype(np.int32))
+    out["top_token"] = pa.ListArray.from_arrays(off, top["token"])
+    out["top_bytes"] = pa.ListArray.from_arrays(off, top_bytes)
+    out["top_id"] = pa.ListArray.from_arrays(off, top["id"])
+    out["top_logprob"] = pa.ListArray.from_arrays(off, top["logprob"])
+    schema = token_schema()
+    return pa.Table.from_arrays([out[f.name].cast(f.type) for f in schema], schema=schema)
+
+
+# a blob in tokens.arrows: magic, id length, token count, payload length; then id, payload
+_BLOB = struct.Struct("<4sIII")
+_MAGIC = b"EVTK"
+
+
+def _encode_blob(item_id: str, columns: TokenColumns) -> bytes:
+    import pyarrow as pa
+
+    batch = columns.to_arrow()
+    sink = pa.BufferOutputStream()
+    # zstd: half the bytes of a plain blob (~110 per token with top-5) for <1 us of CPU per token
+    with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_batch(batch)
+    payload = sink.getvalue()
+    key = item_id.encode("utf-8")
+    return _BLOB.pack(_MAGIC, len(key), len(columns), payload.size) + key + payload.to_pybytes()
+
+
+def _scan_blobs(path: Path) -> Iterator[tuple[str, int, int, int]]:
+    """(item id, token count, payload offset, payload length) of every whole blob; stops at a
+    torn tail."""
+    if not path.exists():
+        return
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        offset = 0
+        while offset + _BLOB.size <= size:
+            f.seek(offset)
+            magic, key_len, n, payload_len = _BLOB.unpack(f.read(_BLOB.size))
+            end = offset + _BLOB.size + key_len + payload_len
+            if magic != _MAGIC or end > size:
+                return
+            key = f.read(key_len).decode("utf-8")
+            yield key, n, offset + _BLOB.size + key_len, payload_len
+            offset = end
+
+
+def _whole_blobs_end(path: Path) -> int:
+    end = 0
+    for _, _, payload_at, payload_len in _scan_blobs(path):
+        end = payload_at + payload_len
+    return end
+
+
+class TokenStreams:
+    """One run's token streams, item by item: from tokens.parquet (finished runs), tokens.arrows
+    (live or resumed runs; a later blob for an id wins when its count matches the record) and
+    records.jsonl lines with logprobs inline (old folders)."""
+
+    def __init__(self, run_dir: Path, counts: dict[str, int | None], inline: dict[str, tuple[int, int]] | None = None):
+        self.run_dir = Path(run_dir)
+        self.counts = counts
+        self.inline = dict(inline or {})
+        self._parquet = None
+        self._pq_index: dict[str, tuple[int, int, int]] = {}
+        self._group: tuple[int, Any] | None = None
+        parquet = self.run_dir / TOKENS
+        if parquet.exists():
+            import pyarrow.parquet as pq
+
+            try:
+                self._parquet = pq.ParquetFile(parquet)
+                meta = self._parquet.metadata.metadata or {}
+                self._pq_index = {k: tuple(v) for k, v in json.loads(meta[b"evalsuite.items"]).items()}
+            except Exception as e:
+                raise RunFolderError(f"{parquet} is unreadable ({type(e).__name__}: {e})") from None
+        self._live: dict[str, tuple[int, int]] = {}
+        for item_id, n, at, length in _scan_blobs(self.run_dir / TOKENS_LIVE):
+            if counts.get(item_id) == n:
+                self._live[item_id] = (at, length)
+
+    def table(self, item_id: str):
+        """The item's tokens as an Arrow table (token_schema()), or None when none are stored."""
+        import pyarrow as pa
+
+        n = self.counts.get(item_id)
+        if n is None:
+            return None
+        if item_id in self.inline:
+            return pa.Table.from_batches([TokenColumns.from_entries(self._inline_entries(item_id)).to_arrow()])
+        if item_id in self._live:
+            at, length = self._live[item_id]
+            with open(self.run_dir / TOKENS_LIVE, "rb") as f:
+                f.seek(at)
+                payload = f.read(length)
+            return pa.ipc.open_stream(pa.py_buffer(payload)).read_all()
+        if item_id in self._pq_index:
+            group, start, count = self._pq_index[item_id]
+            if self._group is None or self._group[0] != group:
+                self._group = (group, _decode_tokens(self._parquet.read_row_group(group)))
+            return self._group[1].slice(start, count)
+        if n == 0:
+            return token_schema().empty_table()
+        raise RunFolderError(f"{self.run_dir}: item {item_id} has {n} token entries but none are stored "
+                             f"({TOKENS}, {TOKENS_LIVE})")
+
+    def _inline_entries(self, item_id: str) -> list[dict[str, Any]]:
+        start, length = self.inline[item_id]
+        with open(self.run_dir / RECORDS, "rb") as f:
+            f.seek(start)
+            return loads(f.read(length)).get("logprobs") or []
+
+    def entries(self, item_id: str) -> list[dict[str, Any]] | None:
+        if item_id in self.inline and self.counts.get(item_id) is not None:
+            return self._inline_entries(item_id)   # as written: no float32 round trip
+        table = self.table(item_id)
+        if table is None:
+            return None
+        return _entries(*(table.column(name).to_pylist() for name in token_schema().names))
+
+
+class TokenParquetWriter:
+    """Writes tokens.parquet item by item (row groups of whole items, ~`rows_per_group` tokens),
+    to a temporary file renamed into place on a clean exit; the item index goes in the footer."""
+
+    def __init__(self, path: Path, rows_per_group: int = 65536):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._pa = pa
+        self._atomic = _AtomicFile(path)
+        self._writer = pq.ParquetWriter(
+            self._atomic.tmp, _stored_schema(), compression="zstd", write_statistics=False,
+            use_dictionary=["item", "token", "bytes", "part", "top_token", "top_bytes", "id", "top_id"],
+            use_byte_stream_split=["logprob", "top_logprob"])
+        self._schema = pa.schema([("item", pa.string())] + list(token_schema()))
+        self.rows_per_group = rows_per_group
+        self.index: dict[str, list[int]] = {}
+        self._pending: list[Any] = []
+        self._rows = self._group = 0
+
+    def add(self, item_id: str, table) -> None:
+        """One item's tokens (a token_schema() table)."""
+        pa = self._pa
+        n = table.num_rows
+        self.index[item_id] = [self._group, self._rows, n]
+        self._pending.append(table.add_column(0, "item", pa.array([item_id] * n, pa.string())).cast(self._schema))
+        self._rows += n
+        if self._rows >= self.rows_per_group:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._writer.write_table(_encode_tokens(self._pa.concat_tables(self._pending)), row_group_size=self._rows + 1)
+            self._pending, self._rows, self._group = [], 0, self._group + 1
+
+    def __enter__(self) -> "TokenParquetWriter":
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        try:
+            if kind is None:
+                self._flush()
+                self._writer.add_key_value_metadata({"evalsuite.items": json.dumps(self.index, separators=(",", ":"))})
+        finally:
+            self._writer.close()
+            self._atomic.__exit__(kind, value, tb)
+
+
+def compact_tokens(run_dir: Path, order: Iterable[str]) -> None:
+    """tokens.parquet from tokens.arrows (and an earlier tokens.parquet): one stream per item
+    whose record keeps one, in `order`, then tokens.arrows is removed. Streams item by item;
+    written to a temporary file and renamed, so a crash leaves the old files readable."""
+    run_dir = Path(run_dir)
+    live = run_dir / TOKENS_LIVE
+    if not live.exists():
+        return
+    latest, inline = _read(run_dir / RECORDS, drop=bulky(keep=("server_timings",)) + ("verdict",))
+    streams = TokenStreams(run_dir, {i: r.get(TOKEN_FIELD) for i, r in latest.items()}, inline)
+    rank = {i: n for n, i in enumerate(order)}
+    ids = sorted((i for i, r in latest.items() if r.get(TOKEN_FIELD) is not None and i not in inline),
+                 key=lambda i: (rank.get(latest[i]["id"], len(rank)), latest[i].get(SAMPLE_FIELD) or 0))
+    with TokenParquetWriter(run_dir / TOKENS) as writer:
+        for item_id in ids:
+            writer.add(item_id, streams.table(item_id))
+    live.unlink()
