@@ -170,7 +170,7 @@ def show(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run fold
     """Summary table of a run: accuracy (Wilson 95%), subsets, errors, tokens, timings."""
     import json
 
-    from .analysis.summary import format_summary, summarize
+    from .analysis.summary import format_summary, run_categories, summarize
     from .store import RunFolderError, finish_pending, load_run
 
     try:
@@ -182,7 +182,8 @@ def show(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run fold
         typer.echo(f"note: {pending}", err=True)
     from .analysis.loops import loops_in_records
 
-    summary = summarize(run_.manifest, run_.records, loops=loops_in_records(Path(run_dir) / "records.jsonl"))
+    summary = summarize(run_.manifest, run_.records, categories=run_categories(run_.manifest, run_dir),
+                        loops=loops_in_records(Path(run_dir) / "records.jsonl"))
     typer.echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
 
 

@@ -46,6 +46,11 @@ def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]
         # answers per item (`run --samples N`); absent: 1, as in every run before it (docs/sampling.md)
         **({"samples": settings.samples} if getattr(settings, "samples", 1) > 1 else {}),
     }
+    # subset -> category of the subsets run, so `show` reads them from the folder (absent: none)
+    used = {i.subset for i in items}
+    categories = {s: c for s, c in sorted((getattr(pack, "categories", None) or {}).items()) if s in used}
+    if categories:
+        manifest["categories"] = categories
     if pack.spec:
         # a user's file or hub dataset (tasks/file.py): named by the file, not by the path given, so
         # two machines agree; the spec (fields, kind, template, sha256 / hub fingerprint) rebuilds it
@@ -109,6 +114,8 @@ def prepare_run_dir(settings: Any, manifest: dict[str, Any]) -> tuple[dict[str, 
         merged = dict(old)
         merged.update({"status": "running", "ended_at": None, "endpoints": manifest["endpoints"],
                        "served_models": manifest["served_models"], "client": manifest["client"]})
+        if "categories" in manifest:   # a folder made before the manifest kept them
+            merged.setdefault("categories", manifest["categories"])
         merged.setdefault("resumed_at", [])
         merged["resumed_at"] = list(merged["resumed_at"]) + [now_iso()]
         return merged, done
