@@ -207,3 +207,18 @@ def test_every_allowed_exception_is_still_needed():
     graph = import_graph()
     for module, target in sorted(ANALYSIS_IMPORTS_TASKS | ANALYSIS_ABOVE):
         assert target in graph.get(module, ()), f"{module} no longer imports {target}: delete its entry"
+
+
+def test_the_page_pieces_and_the_diff_reader_stand_between_analysis_and_lossless():
+    """The shared page pieces (evalsuite/pages, beside templates/) import no analysis or diff
+    module; the analyses read the diff's data only through its one reader (lossless/diff_json),
+    and the diff page draws with the page pieces, not with an analysis."""
+    graph = import_graph()
+    pages = [m for m in graph if in_floor(m, "evalsuite.pages")]
+    assert len(pages) >= 2
+    bad = {m: sorted(t for t in reachable(graph, m) if not in_floor(t, "evalsuite.pages")) for m in pages}
+    assert not {m: up for m, up in bad.items() if up}, bad
+    into_lossless = {(m, t) for m in graph if in_floor(m, "evalsuite.analysis")
+                     for t in graph[m] if in_floor(t, "evalsuite.lossless")}
+    assert into_lossless and {t for _, t in into_lossless} == {"evalsuite.lossless.diff_json"}, into_lossless
+    assert not {t for t in graph["evalsuite.lossless.html"] if in_floor(t, "evalsuite.analysis")}

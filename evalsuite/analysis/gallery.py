@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..store import Run, load_run
-from .html_page import clip, render
+from ..pages.page import clip, render
 
 STAT_LABELS = (("bytes", "bytes"), ("elements", "elements"), ("paths", "<path>"),
                ("path_commands", "path cmds"), ("transforms", "transforms"), ("groups", "groups"),
