@@ -230,3 +230,28 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
 
         lines.append(format_judge_summary(summary["judge"]))
     return "\n".join(lines)
+
+
+def show_main(run_dir: Any, json_out: bool = False, echo: Any = print) -> int:
+    """The `evalsuite show` command: the summary of one run folder, as a table or JSON; 2 when
+    the folder cannot be read."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from ..store import RunFolderError, finish_pending, load_run
+
+    try:
+        run_ = load_run(run_dir, drop=("messages", "prompt", "answer", "reasoning", "server_timings"))
+    except RunFolderError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    pending = finish_pending(run_)
+    if pending:
+        print(f"note: {pending}", file=sys.stderr)
+    from .loops import loops_in_records
+
+    summary = summarize(run_.manifest, run_.records, categories=run_categories(run_.manifest, run_dir),
+                        loops=loops_in_records(Path(run_dir) / "records.jsonl"))
+    echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
+    return 0
