@@ -92,7 +92,12 @@ def run(
     if serve and endpoint:
         _fail("give either --endpoint or --serve, not both: --serve starts the server and asks it")
     if not serve and not endpoint and model:
-        serve = _embedded_server(pack, model, concurrency, max_tokens)
+        from .serve import embedded_server
+
+        try:
+            serve = embedded_server(pack, model, concurrency, max_tokens, DEFAULT_ENDPOINT)
+        except UsageError as e:
+            _fail(str(e))
     from .tasks.file import is_file_pack
 
     # a file pack's folder is named by the file's stem (a path given would nest folders)
@@ -136,32 +141,6 @@ def run(
     except UsageError as e:
         _fail(str(e))
     raise typer.Exit(code)
-
-
-def _embedded_server(pack: str, model: str, concurrency: int, max_tokens: Optional[int]) -> Optional[str]:
-    """`run PACK --model FILE.gguf` with no endpoint and nothing on the default port: the
-    llama-server command evalsuite starts itself (None: ask the default endpoint as before)."""
-    if not model.lower().endswith(".gguf"):
-        return None
-    from .serve import embedded_command, something_listens
-
-    if something_listens(DEFAULT_ENDPOINT):
-        return None
-    if not Path(model).is_file():
-        _fail(f"--model {model}: no such GGUF file (and nothing answers at {DEFAULT_ENDPOINT})")
-    if max_tokens is None:
-        from .tasks import UnknownPackError, get_pack
-
-        try:
-            max_tokens = get_pack(pack).max_tokens
-        except UnknownPackError as e:
-            _fail(str(e))
-    from .errors import UsageError
-
-    try:
-        return embedded_command(model, concurrency, max_tokens or 1024)
-    except UsageError as e:
-        _fail(str(e))
 
 
 @app.command()
