@@ -6,13 +6,12 @@ below the runner and does not import it.
 """
 from __future__ import annotations
 
-import shlex
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import __version__
 from .client import now_iso, redact_url
 from .errors import UsageError
+from .resume import resume_command
 from .store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records, record_key
 
 
@@ -81,22 +80,6 @@ def manifest_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     if old.get("model") != new.get("model"):
         diffs.append(f"model: {old.get('model')} -> {new.get('model')}")
     return diffs
-
-
-def resume_command(argv: Sequence[str], run_dir: Path) -> str:
-    """The original command with --run-dir/--resume replaced by --resume RUN_DIR."""
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if arg in ("--run-dir", "--resume"):
-            skip = True
-            continue
-        if arg.startswith(("--run-dir=", "--resume=")) or arg == "--retry-errors":
-            continue
-        out.append(arg)
-    return shlex.join(out + ["--resume", str(run_dir)])
 
 
 def prepare_run_dir(settings: Any, manifest: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict]]:

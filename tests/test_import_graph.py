@@ -38,9 +38,6 @@ ANALYSIS_IMPORTS_TASKS = {
     # first-correct grades each response's prefixes again with the pack's grader, as regrade does
     ("evalsuite.analysis.first_correct", "evalsuite.tasks"),
     ("evalsuite.analysis.first_correct", "evalsuite.analysis.regrade"),
-    # the lossless command prints a resume command with manifest.resume_command; manifest.py's
-    # run-time dataset fingerprint imports tasks.pack
-    ("evalsuite.lossless.command", "evalsuite.manifest"),
 }
 ANALYSIS_ABOVE: set[tuple[str, str]] = set()   # none today
 
