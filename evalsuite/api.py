@@ -63,9 +63,9 @@ class RunData:
 
     @cached_property
     def summary(self) -> dict[str, Any]:
-        from .analysis.summary import summarize
+        from .analysis.summary import run_categories, summarize
 
-        return summarize(self.manifest, self.run.records)
+        return summarize(self.manifest, self.run.records, categories=run_categories(self.manifest, self.path))
 
     @cached_property
     def records(self):

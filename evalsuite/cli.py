@@ -92,7 +92,12 @@ def run(
     if serve and endpoint:
         _fail("give either --endpoint or --serve, not both: --serve starts the server and asks it")
     if not serve and not endpoint and model:
-        serve = _embedded_server(pack, model, concurrency, max_tokens)
+        from .serve import embedded_server
+
+        try:
+            serve = embedded_server(pack, model, concurrency, max_tokens, DEFAULT_ENDPOINT)
+        except UsageError as e:
+            _fail(str(e))
     from .tasks.file import is_file_pack
 
     # a file pack's folder is named by the file's stem (a path given would nest folders)
@@ -138,52 +143,13 @@ def run(
     raise typer.Exit(code)
 
 
-def _embedded_server(pack: str, model: str, concurrency: int, max_tokens: Optional[int]) -> Optional[str]:
-    """`run PACK --model FILE.gguf` with no endpoint and nothing on the default port: the
-    llama-server command evalsuite starts itself (None: ask the default endpoint as before)."""
-    if not model.lower().endswith(".gguf"):
-        return None
-    from .serve import embedded_command, something_listens
-
-    if something_listens(DEFAULT_ENDPOINT):
-        return None
-    if not Path(model).is_file():
-        _fail(f"--model {model}: no such GGUF file (and nothing answers at {DEFAULT_ENDPOINT})")
-    if max_tokens is None:
-        from .tasks import UnknownPackError, get_pack
-
-        try:
-            max_tokens = get_pack(pack).max_tokens
-        except UnknownPackError as e:
-            _fail(str(e))
-    from .errors import UsageError
-
-    try:
-        return embedded_command(model, concurrency, max_tokens or 1024)
-    except UsageError as e:
-        _fail(str(e))
-
-
 @app.command()
 def show(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run folder."),
          json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON.")) -> None:
     """Summary table of a run: accuracy (Wilson 95%), subsets, errors, tokens, timings."""
-    import json
+    from .analysis.summary import show_main
 
-    from .analysis.summary import format_summary, summarize
-    from .store import BULKY_FIELDS, RunFolderError, finish_pending, load_run
-
-    try:
-        run_ = load_run(run_dir, drop=BULKY_FIELDS)
-    except RunFolderError as e:
-        _fail(str(e))
-    pending = finish_pending(run_)
-    if pending:
-        typer.echo(f"note: {pending}", err=True)
-    from .analysis.loops import loops_in_records
-
-    summary = summarize(run_.manifest, run_.records, loops=loops_in_records(Path(run_dir) / "records.jsonl"))
-    typer.echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
+    raise typer.Exit(show_main(run_dir, json_out=json_out, echo=typer.echo))
 
 
 @app.command()
@@ -191,50 +157,9 @@ def tasks(
     data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="The data folder `run` would read (default: the hub)."),
 ) -> None:
     """List the packs and presets, their item counts and where their data comes from."""
-    from .tasks import get_pack, pack_names
+    from .tasks.listing import tasks_main
 
-    rows = []
-    from .tasks.presets import PRESETS
-
-    packs = [(name, get_pack(name)) for name in pack_names()] + [(name, make()) for name, make in PRESETS.items()]
-    for name, pack in packs:
-        rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source,
-                     data_origin(pack.data_paths, data_dir)))
-    from .tasks.plugins import PluginError, plugin_packs
-
-    broken = []
-    for name, plugin in plugin_packs(set(pack_names()) | set(PRESETS)).items():   # other packages' packs
-        try:
-            pack = plugin.load()
-        except PluginError as e:
-            broken.append(str(e))
-            continue
-        rows.append((name, "" if pack.count is None else str(pack.count), pack.description,
-                     f"{pack.source} -- from {plugin.source}", data_origin(pack.data_paths, data_dir)))
-    width = max(len(r[0]) for r in rows)
-    typer.echo(f"{'pack'.ljust(width)}  {'items':>6}  description / data")
-    for name, count, desc, source, origin in rows:
-        typer.echo(f"{name.ljust(width)}  {count:>6}  {desc}")
-        typer.echo(f"{''.ljust(width)}  {'':>6}  data: {source}")
-        if origin:
-            typer.echo(f"{''.ljust(width)}  {'':>6}  from: {origin}")
-    for message in broken:
-        typer.echo(f"skipped: {message}", err=True)
-    typer.echo("your own questions: evalsuite run FILE.jsonl|.json|.csv|.parquet|.toml, or hf:OWNER/NAME (docs/own-data.md)")
-
-
-def data_origin(data_paths: Optional[tuple], data_dir: Optional[Path]) -> Optional[str]:
-    """Where `run` would take a pack's data from, with this data folder (None: the pack does not say)."""
-    if data_paths is None:
-        return None
-    if not data_paths:
-        return "built in (no data files)"
-    if data_dir is None:
-        return "the hub / the pack's URLs (no --data-dir or EVALSUITE_DATA_DIR; offline, pass one)"
-    missing = [p for p in data_paths if not (data_dir / p).exists()]
-    if missing:
-        return f"the local folder {data_dir}, which lacks {', '.join(missing)}: `run` would stop there"
-    return f"the local folder {data_dir} ({', '.join(data_paths)})"
+    raise typer.Exit(tasks_main(data_dir, echo=typer.echo))
 
 
 # --- analysis commands ---
@@ -250,40 +175,14 @@ def regrade_cmd(
     judge_api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the judge's API key (default OPENAI_API_KEY)."),
 ) -> None:
     """Re-grade stored answers with the current graders (no endpoint); list every changed verdict."""
-    import json
+    from .analysis.regrade import regrade_main
 
-    from .analysis.outputs import OutputError, check_writable
-    from .analysis.regrade import regrade, summarise
-    from .store import RunFolderError, load_run
-
-    try:
-        if json_out:
-            check_writable(json_out, "--json")
-        n_records = len(load_run(run_dir).records)
-        changes = regrade(run_dir, data_dir=data_dir)
-    except (RunFolderError, OutputError, ValueError, KeyError) as e:
-        _fail(str(e))
-    for c in changes:
-        typer.echo(f"{c.id}\t{c.old_equal} -> {c.new_equal}\t{c.old_extracted!r} -> {c.new_extracted!r}\t[{c.new_method}] {c.reason}")
-    typer.echo(summarise(changes, n_records))
-    judged = None
+    judge = None
     if judge_endpoint:
-        from .judge import JudgeSettings, JudgeTransportError, judge_regrade
+        from .judge import JudgeSettings, regrade_judge
 
-        try:
-            judged = judge_regrade(run_dir, JudgeSettings(judge_endpoint, judge_model, judge_api_key_env), changes)
-        except JudgeTransportError as e:
-            _fail(f"the judge at --judge-endpoint does not answer: {e}")
-        for j in judged:
-            typer.echo(f"judge\t{j['id']}\trules: {j['rule_equal']}\tjudge: {j['verdict']}{' (cached)' if j['cached'] else ''}\t{j['reason']}")
-        typer.echo(f"judge: {len(judged)} item(s), {sum(j['cached'] for j in judged)} from the cache; "
-                   f"{sum(j['verdict'] == 'correct' for j in judged)} correct, "
-                   f"{sum(j['verdict'] == 'incorrect' for j in judged)} incorrect, "
-                   f"{sum(j['verdict'] == 'undecided' for j in judged)} undecided (beside the rule verdicts, not over them)")
-    if json_out:
-        data = [c.to_dict() for c in changes]
-        json_out.write_text(json.dumps(data if judged is None else {"changes": data, "judge": judged},
-                                       ensure_ascii=False, indent=2), encoding="utf-8")
+        judge = regrade_judge(JudgeSettings(judge_endpoint, judge_model, judge_api_key_env))
+    raise typer.Exit(regrade_main(run_dir, data_dir=data_dir, json_out=json_out, judge=judge, echo=typer.echo))
 
 
 @app.command("diff")
@@ -377,8 +276,6 @@ def sweep(
     Every other option is passed to each `evalsuite run` as typed (--limit, --data-dir, --max-tokens, ...)."""
     from .sweep import sweep_main
 
-    if resume and run_dir:
-        _fail("give either --run-dir or --resume, not both")
     raise typer.Exit(sweep_main(pack, serve, set_, settings, list(ctx.args), run_command=_run_command, run_dir=run_dir,
                                 resume=resume, report=report, quiet="--quiet" in ctx.args or "-q" in ctx.args))
 
@@ -408,27 +305,10 @@ def svg_render(
     judge_api_key_env: str = typer.Option("OPENAI_API_KEY", help="Environment variable holding the judge's API key."),
 ) -> None:
     """Render each SVG answer safely to RUN/renders/<id>.png (and optionally judge it)."""
-    import os
+    from .svg_render import svg_render_main
 
-    from .store import RunFolderError
-    from .svg_render import render_run
-
-    try:
-        entries = render_run(run_dir, size=size, timeout_s=timeout, force=force)
-    except (RunFolderError, ValueError) as e:
-        _fail(str(e))
-    counts: dict = {}
-    for e in entries:
-        counts[e.status] = counts.get(e.status, 0) + 1
-    blank = sum(1 for e in entries if e.blank)
-    typer.echo(f"{run_dir}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + f"; {blank} blank")
-    if judge_endpoint:
-        from .svg_judge import judge_run
-
-        results = judge_run(run_dir, judge_endpoint, judge_model, api_key=os.environ.get(judge_api_key_env))
-        scored = [r.score for r in results if r.score is not None]
-        mean = f"{sum(scored) / len(scored):.2f}" if scored else "—"
-        typer.echo(f"judge: {len(scored)}/{len(results)} scored, mean {mean} -> {run_dir / 'judge.jsonl'}")
+    raise typer.Exit(svg_render_main(run_dir, size=size, timeout=timeout, force=force, judge_endpoint=judge_endpoint,
+                                     judge_model=judge_model, judge_api_key_env=judge_api_key_env, echo=typer.echo))
 
 
 @app.command()
@@ -440,14 +320,9 @@ def gallery(
     timeout: float = typer.Option(20.0, help="Seconds one render may take."),
 ) -> None:
     """One self-contained HTML page: each prompt, every run's render, stats and rule checks."""
-    from .analysis.gallery import write_gallery
-    from .store import RunFolderError
+    from .analysis.gallery import gallery_main
 
-    try:
-        path = write_gallery(run_dirs, output, render=render, size=size, timeout_s=timeout)
-    except (RunFolderError, ValueError) as e:
-        _fail(str(e))
-    typer.echo(f"wrote {path}")
+    raise typer.Exit(gallery_main(run_dirs, output, render=render, size=size, timeout=timeout, echo=typer.echo))
 
 
 @app.command()

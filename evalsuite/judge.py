@@ -396,3 +396,17 @@ def judge_regrade(run_dir: str | os.PathLike, settings: JudgeSettings, changes: 
         out.append({"id": r["id"], "rule_equal": rule.get("equal"), "rule_extracted": rule.get("extracted"),
                     **v.to_dict()})
     return out
+
+
+def regrade_judge(settings: JudgeSettings):
+    """For `regrade --judge-endpoint`: `judged(run_dir, changes)`, the judged entries of
+    judge_regrade; a judge that does not answer is a UsageError naming the option."""
+    from .errors import UsageError
+
+    def judged(run_dir: str | os.PathLike, changes: Sequence[Any]) -> list[dict[str, Any]]:
+        try:
+            return judge_regrade(run_dir, settings, changes)
+        except JudgeTransportError as e:
+            raise UsageError(f"the judge at --judge-endpoint does not answer: {e}") from None
+
+    return judged

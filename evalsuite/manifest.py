@@ -6,13 +6,12 @@ below the runner and does not import it.
 """
 from __future__ import annotations
 
-import shlex
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import __version__
 from .client import now_iso, redact_url
 from .errors import UsageError
+from .resume import resume_command
 from .store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records, record_key
 
 
@@ -46,6 +45,11 @@ def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]
         # answers per item (`run --samples N`); absent: 1, as in every run before it (docs/sampling.md)
         **({"samples": settings.samples} if getattr(settings, "samples", 1) > 1 else {}),
     }
+    # subset -> category of the subsets run, so `show` reads them from the folder (absent: none)
+    used = {i.subset for i in items}
+    categories = {s: c for s, c in sorted((getattr(pack, "categories", None) or {}).items()) if s in used}
+    if categories:
+        manifest["categories"] = categories
     if pack.spec:
         # a user's file or hub dataset (tasks/file.py): named by the file, not by the path given, so
         # two machines agree; the spec (fields, kind, template, sha256 / hub fingerprint) rebuilds it
@@ -78,22 +82,6 @@ def manifest_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return diffs
 
 
-def resume_command(argv: Sequence[str], run_dir: Path) -> str:
-    """The original command with --run-dir/--resume replaced by --resume RUN_DIR."""
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if arg in ("--run-dir", "--resume"):
-            skip = True
-            continue
-        if arg.startswith(("--run-dir=", "--resume=")) or arg == "--retry-errors":
-            continue
-        out.append(arg)
-    return shlex.join(out + ["--resume", str(run_dir)])
-
-
 def prepare_run_dir(settings: Any, manifest: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict]]:
     """Returns (the manifest to write, the records already there)."""
     run_dir = settings.run_dir
@@ -109,6 +97,8 @@ def prepare_run_dir(settings: Any, manifest: dict[str, Any]) -> tuple[dict[str, 
         merged = dict(old)
         merged.update({"status": "running", "ended_at": None, "endpoints": manifest["endpoints"],
                        "served_models": manifest["served_models"], "client": manifest["client"]})
+        if "categories" in manifest:   # a folder made before the manifest kept them
+            merged.setdefault("categories", manifest["categories"])
         merged.setdefault("resumed_at", [])
         merged["resumed_at"] = list(merged["resumed_at"]) + [now_iso()]
         return merged, done

@@ -696,3 +696,23 @@ def embedded_command(model: str, concurrency: int, max_tokens: int) -> str:
     per_slot = max(4096, max_tokens + 3072)
     return shlex.join([binary, "-m", model, "-a", model, "--host", "127.0.0.1", "--port", "{port}",
                        "-np", str(concurrency), "-c", str(per_slot * concurrency), "--metrics", "--no-webui"])
+
+
+def embedded_server(pack: str, model: str, concurrency: int, max_tokens: int | None, default_endpoint: str) -> str | None:
+    """`run PACK --model FILE.gguf` with no endpoint and nothing on the default port: the
+    llama-server command evalsuite starts itself (None: ask the default endpoint as before).
+    UsageError when the file or the pack is not there, or no llama-server is found."""
+    if not model.lower().endswith(".gguf"):
+        return None
+    if something_listens(default_endpoint):
+        return None
+    if not Path(model).is_file():
+        raise UsageError(f"--model {model}: no such GGUF file (and nothing answers at {default_endpoint})")
+    if max_tokens is None:
+        from .tasks import UnknownPackError, get_pack
+
+        try:
+            max_tokens = get_pack(pack).max_tokens
+        except UnknownPackError as e:
+            raise UsageError(str(e)) from None
+    return embedded_command(model, concurrency, max_tokens or 1024)

@@ -321,3 +321,30 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--worker":
         raise SystemExit(_worker_main(int(sys.argv[2])))
     raise SystemExit("usage: python -m evalsuite.svg_render --worker SIZE (internal; use `evalsuite svg-render RUN`)")
+
+
+def svg_render_main(run_dir: Path, size: int = RENDER_SIZE, timeout: float = RENDER_TIMEOUT_S, force: bool = False,
+                    judge_endpoint: str | None = None, judge_model: str | None = None,
+                    judge_api_key_env: str = "OPENAI_API_KEY", echo: Callable[[str], None] = print) -> int:
+    """The `evalsuite svg-render` command: render each SVG answer (and optionally judge it); 2
+    when the folder cannot be read."""
+    from .store import RunFolderError
+
+    try:
+        entries = render_run(run_dir, size=size, timeout_s=timeout, force=force)
+    except (RunFolderError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    counts: dict = {}
+    for e in entries:
+        counts[e.status] = counts.get(e.status, 0) + 1
+    blank = sum(1 for e in entries if e.blank)
+    echo(f"{run_dir}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + f"; {blank} blank")
+    if judge_endpoint:
+        from .svg_judge import judge_run
+
+        results = judge_run(run_dir, judge_endpoint, judge_model, api_key=os.environ.get(judge_api_key_env))
+        scored = [r.score for r in results if r.score is not None]
+        mean = f"{sum(scored) / len(scored):.2f}" if scored else "—"
+        echo(f"judge: {len(scored)}/{len(results)} scored, mean {mean} -> {Path(run_dir) / 'judge.jsonl'}")
+    return 0

@@ -200,6 +200,8 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
     from .serve import fill_placeholders
 
     try:
+        if resume and run_dir:
+            raise UsageError("give either --run-dir or --resume, not both")
         for word in run_args:
             if word.split("=", 1)[0] in REFUSED_RUN_OPTIONS:
                 raise UsageError(f"{word.split('=', 1)[0]} is the sweep's own: --serve/--run-dir/--resume of the sweep "

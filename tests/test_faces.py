@@ -94,3 +94,25 @@ def test_diff_of_two_packs_says_different_packs_first(tmp_path):
     with pytest.raises(DiffRefused) as refused:
         diff_runs(base, cand)
     assert str(refused.value).startswith("different packs: baseline 'gsm8k' vs candidate 'math500'"), str(refused.value)
+
+
+def test_every_command_but_run_only_parses_and_calls_its_function():
+    """One command convention (issue 25): cli.py parses the options and hands them to a function
+    in the module the command belongs to, which returns the exit code. `run` alone checks its
+    option combinations there (they become RunSettings)."""
+    import ast
+
+    import evalsuite.cli
+
+    tree = ast.parse(Path(evalsuite.cli.__file__).read_text(encoding="utf-8"))
+    commands = [f for f in tree.body if isinstance(f, ast.FunctionDef)
+                and any(isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "command" for d in f.decorator_list)]
+    assert len(commands) >= 12
+    for f in commands:
+        if f.name == "run":
+            continue
+        last = f.body[-1]
+        assert isinstance(last, ast.Raise) and isinstance(last.exc, ast.Call) and last.exc.func.attr == "Exit" \
+            and isinstance(last.exc.args[0], ast.Call), f"{f.name}: does not end in raise typer.Exit(its_main(...))"
+        loops = [n for n in ast.walk(f) if isinstance(n, (ast.For, ast.While, ast.Try, ast.With))]
+        assert not loops, f"{f.name}: a body in cli.py (line {loops[0].lineno}); move it to its module"

@@ -36,14 +36,9 @@ GRADES_AGAIN = "evalsuite.analysis.regrade"
 # (or reached through another module) fails; a test below fails when an entry's arrow is gone,
 # so the lists only shrink (issue 25, item 5).
 ANALYSIS_IMPORTS_TASKS = {
-    # subset categories through tasks.get_pack(); item 5 writes them into the manifest at run time
-    ("evalsuite.analysis.summary", "evalsuite.tasks"),
     # first-correct grades each response's prefixes again with the pack's grader, as regrade does
     ("evalsuite.analysis.first_correct", "evalsuite.tasks"),
     ("evalsuite.analysis.first_correct", "evalsuite.analysis.regrade"),
-    # the lossless command prints a resume command with manifest.resume_command; manifest.py's
-    # run-time dataset fingerprint imports tasks.pack
-    ("evalsuite.lossless.command", "evalsuite.manifest"),
 }
 ANALYSIS_ABOVE: set[tuple[str, str]] = set()   # none today
 
@@ -177,6 +172,7 @@ def test_the_floor_checks_see_a_wrong_arrow():
     graph["evalsuite.tasks.pack"] = graph["evalsuite.tasks.pack"] | {"evalsuite.store"}
     assert "evalsuite.store" in reachable(graph, "evalsuite.graders.grade")
     assert "evalsuite.tasks.pack" in reachable(graph, "evalsuite.graders")
+    graph["evalsuite.analysis.summary"] = graph["evalsuite.analysis.summary"] | {"evalsuite.tasks"}
     summary = without(graph, {("evalsuite.analysis.summary", "evalsuite.tasks")})["evalsuite.analysis.summary"]
     assert "evalsuite.tasks" in graph["evalsuite.analysis.summary"] and "evalsuite.tasks" not in summary
 
@@ -209,3 +205,18 @@ def test_every_allowed_exception_is_still_needed():
     graph = import_graph()
     for module, target in sorted(ANALYSIS_IMPORTS_TASKS | ANALYSIS_ABOVE):
         assert target in graph.get(module, ()), f"{module} no longer imports {target}: delete its entry"
+
+
+def test_the_page_pieces_and_the_diff_reader_stand_between_analysis_and_lossless():
+    """The shared page pieces (evalsuite/pages, beside templates/) import no analysis or diff
+    module; the analyses read the diff's data only through its one reader (lossless/diff_json),
+    and the diff page draws with the page pieces, not with an analysis."""
+    graph = import_graph()
+    pages = [m for m in graph if in_floor(m, "evalsuite.pages")]
+    assert len(pages) >= 2
+    bad = {m: sorted(t for t in reachable(graph, m) if not in_floor(t, "evalsuite.pages")) for m in pages}
+    assert not {m: up for m, up in bad.items() if up}, bad
+    into_lossless = {(m, t) for m in graph if in_floor(m, "evalsuite.analysis")
+                     for t in graph[m] if in_floor(t, "evalsuite.lossless")}
+    assert into_lossless and {t for _, t in into_lossless} == {"evalsuite.lossless.diff_json"}, into_lossless
+    assert not {t for t in graph["evalsuite.lossless.html"] if in_floor(t, "evalsuite.analysis")}

@@ -114,7 +114,7 @@ def test_page_fits_1400px_in_headless_chromium(page, tmp_path):
 
 
 def test_token_ids_read_as_names_not_quantities():
-    from evalsuite.analysis.cards import divergence_card
+    from evalsuite.pages.cards import divergence_card
 
     card = divergence_card({"id": "s/1", "verdict": "real", "token_index": 3,
                             "baseline_token": {"text": "a", "id": 18520, "logprob_baseline": -0.1},

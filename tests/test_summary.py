@@ -37,3 +37,49 @@ def test_extraction_variants_are_reported_side_by_side(tmp_path):
     assert summary["extraction_variants"]["strict"]["n_correct"] == 1
     assert summary["extraction_variants"]["flexible"]["n_correct"] == 2
     assert "strict 25.0%, flexible 50.0%" in format_summary(summary)
+
+
+def test_categories_come_from_the_manifest_not_the_pack(tmp_path):
+    """Analyses read the run folder only: a pack no longer installed still gets its category rows."""
+    run = load_run(make_run(tmp_path / "run", "gone-pack",
+                            records=[rec("logic/0", "correct", subset="logic"), rec("law/0", "wrong", subset="law")]))
+    manifest = dict(run.manifest, categories={"logic": "Humanities", "law": "Humanities"})
+    summary = summarize(manifest, run.records)
+    assert [(c["category"], c["n_items"], c["n_correct"]) for c in summary["categories"]] == [("Humanities", 2, 1)]
+    assert {s["subset"]: s["category"] for s in summary["subsets"]} == {"law": "Humanities", "logic": "Humanities"}
+
+
+def test_the_manifest_keeps_the_categories_of_the_subsets_run():
+    from types import SimpleNamespace
+
+    from evalsuite.client import Decoding
+    from evalsuite.errors import RetryPolicy
+    from evalsuite.manifest import make_manifest
+    from evalsuite.tasks import get_pack
+    from evalsuite.tasks.pack import Item
+
+    settings = SimpleNamespace(pack="ceval", fewshot=0, subsets=(), per_subset=None, seed=0, limit=None, data_dir=None,
+                               api="chat", endpoints=("http://127.0.0.1:1/v1",), decoding=Decoding(), concurrency=1,
+                               timeout=1.0, retry=RetryPolicy(), max_downtime=1.0, stream=True, label=None, argv=(),
+                               samples=1)
+    items = [Item("logic/0", "logic", "q", "A"), Item("college_programming/0", "college_programming", "q", "B")]
+    manifest = make_manifest(settings, get_pack("ceval"), items, {}, "m")
+    assert manifest["categories"] == {"college_programming": "STEM", "logic": "Humanities"}
+    packless = make_manifest(settings, get_pack("gsm8k"), [Item("main/0", "main", "q", "1")], {}, "m")
+    assert "categories" not in packless   # no categories: the field is absent
+
+
+def test_an_old_folder_takes_its_categories_from_its_own_summary(tmp_path):
+    """Folders from before the manifest had `categories`: the summary.json the run wrote at its
+    end (from the pack's table then) says them; no summary.json: no category rows."""
+    import json
+
+    from evalsuite.analysis.summary import run_categories
+
+    folder = make_run(tmp_path / "old", "ceval", records=[rec("logic/0", "correct", subset="logic")])
+    manifest = load_run(folder).manifest
+    assert run_categories(manifest, folder) == {}
+    (folder / "summary.json").write_text(json.dumps({"subsets": [{"subset": "logic", "category": "Humanities"},
+                                                                 {"subset": "x", "category": None}]}))
+    assert run_categories(manifest, folder) == {"logic": "Humanities"}
+    assert run_categories(dict(manifest, categories={"logic": "Other"}), folder) == {"logic": "Other"}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..store import Run, load_run
-from .html_page import clip, render
+from ..pages.page import clip, render
 
 STAT_LABELS = (("bytes", "bytes"), ("elements", "elements"), ("paths", "<path>"),
                ("path_commands", "path cmds"), ("transforms", "transforms"), ("groups", "groups"),
@@ -185,3 +185,19 @@ def write_gallery(run_dirs: Sequence[str | os.PathLike], output: str | os.PathLi
     output = Path(output)
     output.write_text(build_gallery_html(views, title), encoding="utf-8")
     return output
+
+
+def gallery_main(run_dirs: Sequence[str | os.PathLike], output: str | os.PathLike, *, render: bool = True,
+                 size: int | None = None, timeout: float | None = None, echo: Callable[[str], None] = print) -> int:
+    """The `evalsuite gallery` command: write the page; 2 when a folder cannot be read."""
+    import sys
+
+    from ..store import RunFolderError
+
+    try:
+        path = write_gallery(run_dirs, output, render=render, size=size, timeout_s=timeout)
+    except (RunFolderError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    echo(f"wrote {path}")
+    return 0

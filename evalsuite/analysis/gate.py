@@ -372,7 +372,7 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
                              f"finish it with --resume")
     diff_data = read_diff_json(s.diff) if s.diff is not None else None
     if diff_data is not None:
-        from ..lossless.runs import diff_json_mismatch
+        from ..lossless.diff_json import diff_json_mismatch
 
         diff_counts(diff_data, s.diff, required=("real",))
 

@@ -105,3 +105,46 @@ def summarise(changes: list[ChangedVerdict], n_records: int) -> str:
     now_wrong = sum(c.old_equal is True and c.new_equal is not True for c in changes)
     return (f"{len(changes)} of {n_records} verdicts changed: {now_right} now correct, "
             f"{now_wrong} no longer correct, {len(changes) - now_right - now_wrong} other")
+
+
+def regrade_main(run_dir: Path, data_dir: Path | None = None, json_out: Path | None = None, judge: Any = None,
+                 echo: Any = print) -> int:
+    """The `evalsuite regrade` command: every changed verdict, then the count; `judge(run_dir,
+    changes)` (evalsuite.judge.regrade_judge, with --judge-endpoint) adds the judge's verdicts,
+    printed beside the rule verdicts. 2 when the folder, the data or the judge is unusable."""
+    import json
+    import sys
+
+    from ..errors import UsageError
+    from ..store import RunFolderError
+    from .outputs import OutputError, check_writable
+
+    try:
+        if json_out:
+            check_writable(json_out, "--json")
+        n_records = len(load_run(run_dir).records)
+        changes = regrade(run_dir, data_dir=data_dir)
+    except (RunFolderError, OutputError, ValueError, KeyError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for c in changes:
+        echo(f"{c.id}\t{c.old_equal} -> {c.new_equal}\t{c.old_extracted!r} -> {c.new_extracted!r}\t[{c.new_method}] {c.reason}")
+    echo(summarise(changes, n_records))
+    judged = None
+    if judge is not None:
+        try:
+            judged = judge(run_dir, changes)
+        except UsageError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        for j in judged:
+            echo(f"judge\t{j['id']}\trules: {j['rule_equal']}\tjudge: {j['verdict']}{' (cached)' if j['cached'] else ''}\t{j['reason']}")
+        echo(f"judge: {len(judged)} item(s), {sum(j['cached'] for j in judged)} from the cache; "
+             f"{sum(j['verdict'] == 'correct' for j in judged)} correct, "
+             f"{sum(j['verdict'] == 'incorrect' for j in judged)} incorrect, "
+             f"{sum(j['verdict'] == 'undecided' for j in judged)} undecided (beside the rule verdicts, not over them)")
+    if json_out:
+        data = [c.to_dict() for c in changes]
+        Path(json_out).write_text(json.dumps(data if judged is None else {"changes": data, "judge": judged},
+                                             ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from ..store import Run, RunFolderError
-from .cards import divergence_card, is_divergence, sort_divergences
+from ..pages.cards import divergence_card, is_divergence, sort_divergences
 from .compare import CompareError, Comparison, compare_runs, is_correct, is_error, load_runs
 from .compare_tables import accuracy_rows, reasoning_notes, reasoning_rows, subset_rows
-from .html_page import clip, number, render, seconds
+from ..pages.page import clip, number, render, seconds
 
 MAX_ANSWER_CHARS = 4_000
 MAX_REASONING_CHARS = 20_000
@@ -125,13 +125,13 @@ def divergences(path: Path) -> dict[str, Any]:
         raise CompareError(f"diff JSON {path} has no top-level 'counts' object")
     items = data.get("items") if isinstance(data.get("items"), list) else []
     shown = sort_divergences([i for i in items if isinstance(i, dict) and is_divergence(i)])
-    from ..lossless.drift import page_view, summary_from_dict
+    from ..lossless.diff_json import drift_view
 
     floor = data.get("noise_floor") if isinstance(data.get("noise_floor"), dict) else {}
     return {"source": Path(path).name, "summary": data["summary"] if isinstance(data.get("summary"), str) else "",
             "counts": data["counts"], "cards": [divergence_card(i) for i in shown[:MAX_DIVERGENCE_CARDS]],
             "more": max(0, len(shown) - MAX_DIVERGENCE_CARDS),
-            "drift": page_view(summary_from_dict(data.get("drift"))),
+            "drift": drift_view(data),
             "noise_floor": floor.get("summary") if isinstance(floor.get("summary"), str) else None}
 
 
@@ -201,7 +201,7 @@ def report_main(
         check_writable(output, "--output")
         runs = load_runs(paths)
         if diff:
-            from ..lossless.runs import diff_json_mismatch_any
+            from ..lossless.diff_json import diff_json_mismatch_any
             why = diff_json_mismatch_any(Path(diff), runs)
             if why:
                 raise CompareError(f"--diff {diff}: {why}")

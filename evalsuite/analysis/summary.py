@@ -30,6 +30,28 @@ def _num(values) -> list[float]:
     return [v for v in values if isinstance(v, (int, float))]
 
 
+def run_categories(manifest: dict[str, Any], run_dir: Any = None) -> dict[str, str]:
+    """Subset -> category as the run wrote them into its manifest (`categories`). A folder from
+    before that field takes them from its own summary.json, which the run wrote at its end from
+    the pack's table; with neither there are no category rows (analyses read the folder only)."""
+    if isinstance(manifest.get("categories"), dict):
+        return {str(s): str(c) for s, c in manifest["categories"].items()}
+    if run_dir is None:
+        return {}
+    import json
+    from pathlib import Path
+
+    from ..store import SUMMARY
+
+    try:
+        data = json.loads((Path(run_dir) / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    rows = data.get("subsets") if isinstance(data, dict) else None
+    return {r["subset"]: r["category"] for r in rows if isinstance(r, dict)
+            and isinstance(r.get("subset"), str) and isinstance(r.get("category"), str)} if isinstance(rows, list) else {}
+
+
 def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categories: dict[str, str] | None = None,
               loops: dict[str, Any] | None = None) -> dict[str, Any]:
     """`loops`: id -> Loop (analysis/loops.py) for records read without their text; None: found
@@ -42,12 +64,7 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
     summary["errors_by_kind"] = dict(Counter((r.get("error") or {}).get("kind") for r in records if r.get("outcome") == "error"))
 
     if categories is None:
-        categories = {}
-        try:
-            from ..tasks import get_pack
-            categories = dict(get_pack(manifest["pack"]).categories)
-        except Exception:
-            categories = {}
+        categories = run_categories(manifest)
     by_subset: dict[str, list] = {}
     for r in records:
         by_subset.setdefault(r.get("subset") or "", []).append(r)
@@ -213,3 +230,28 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
 
         lines.append(format_judge_summary(summary["judge"]))
     return "\n".join(lines)
+
+
+def show_main(run_dir: Any, json_out: bool = False, echo: Any = print) -> int:
+    """The `evalsuite show` command: the summary of one run folder, as a table or JSON; 2 when
+    the folder cannot be read."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from ..store import BULKY_FIELDS, RunFolderError, finish_pending, load_run
+
+    try:
+        run_ = load_run(run_dir, drop=BULKY_FIELDS)
+    except RunFolderError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    pending = finish_pending(run_)
+    if pending:
+        print(f"note: {pending}", file=sys.stderr)
+    from .loops import loops_in_records
+
+    summary = summarize(run_.manifest, run_.records, categories=run_categories(run_.manifest, run_dir),
+                        loops=loops_in_records(Path(run_dir) / "records.jsonl"))
+    echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
+    return 0

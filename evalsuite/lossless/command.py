@@ -234,7 +234,7 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
-        from ..manifest import resume_command
+        from ..resume import resume_command
 
         print("some items ended in errors (undetermined in the diff); to ask them again:\n  "
               f"{resume_command(s.argv, root)} --retry-errors", file=sys.stderr)

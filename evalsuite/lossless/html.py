@@ -3,8 +3,8 @@ two outputs side by side, the differing tokens highlighted, the baseline's top-k
 point); the page itself is drawn by templates/diff.html.j2."""
 from __future__ import annotations
 
-from ..analysis.cards import divergence_card, is_divergence, sort_divergences
-from ..analysis.html_page import render
+from ..pages.cards import divergence_card, is_divergence, sort_divergences
+from ..pages.page import render
 from .drift import page_view
 from .runs import DiffResult, _finite
 

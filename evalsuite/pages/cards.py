@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .html_page import clip, number, token_text
+from .page import clip, number, token_text
 
 ORDER = {"real": 0, "suspicious": 1, "not_greedy": 2, "undetermined": 3, "near_tie": 4, "cut_prefix": 5, "identical": 6}
 MAX_PREFIX_CHARS = 1_500       # the shared text before a divergence: its end is what matters
