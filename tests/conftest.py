@@ -33,6 +33,10 @@ def shared_data_dir() -> Path | None:
 # is built once.
 MAX_WORKERS = 4
 ENGINE_MARKERS = ("llamacpp_server", "vllm", "transformers")
+# Files whose tests must not overlap each other: two test_diff_llama.py lossless runs on two
+# workers at once lost a candidate server mid-run (3 of 3 times; one at a time they pass; cause
+# not found yet), so that file's tests run one at a time on one worker.
+ONE_AT_A_TIME_FILES = ("tests/test_diff_llama.py",)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -50,6 +54,8 @@ def pytest_cmdline_main(config):
 def xdist_group_of(item) -> str | None:
     if any(item.get_closest_marker(name) for name in ENGINE_MARKERS):
         return "engines"
+    if item.nodeid.split("::")[0] in ONE_AT_A_TIME_FILES:
+        return item.nodeid.split("::")[0]
     defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     if any(d.scope == "module" for fixture_defs in defs.values() for d in fixture_defs):
         return item.nodeid.split("::")[0]
