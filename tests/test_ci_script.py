@@ -27,3 +27,18 @@ def test_each_real_line_names_its_engine(tmp_path):
     script = loop.group(0).replace("/tmp/evalsuite-ci-", f"{tmp_path}/evalsuite-ci-")
     out = subprocess.run(["bash", "-c", "set -euo pipefail\n" + script], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == [f"{step}: real {real}" for step, real in times.items()]
+
+
+def test_each_stage_stamps_its_end_and_the_test_run_its_time_and_exit_code():
+    """Issue 25: each set-up stage's time and the test run's in .ci/run's output."""
+    text = CI.read_text()
+    for stage in ("llama-server built", "vllm installed", "transformers installed", "project installed",
+                  "set-up done"):
+        assert f'stamp "{stage}' in text, stage
+    block = re.search(r"^tests_start=.*?^exit \"\$tests_rc\"$", text, re.S | re.M)
+    assert block, "no timed test block"
+    script = block.group(0).replace("python -m pytest --durations=15", "(sleep 1; exit 3)")
+    stamp = 'ci_start=$(date +%s); stamp() { echo "[ci $(( $(date +%s) - ci_start )) s] $*"; }\n'
+    out = subprocess.run(["bash", "-c", "set -euo pipefail\n" + stamp + script], capture_output=True, text=True)
+    assert out.returncode == 3, out
+    assert re.search(r"^\[ci \d+ s\] tests took [12] s \(pytest exit 3\)$", out.stdout, re.M), out.stdout

@@ -79,6 +79,20 @@ def lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
+def kill_managed(pid: int, requests: Path) -> None:
+    """SIGKILL the managed server `pid` if it is still this test's (its command line names this
+    test's requests log): a PID read from server.pid may be gone by then, and with pid_max 32768
+    and parallel test workers the number can already be another test's process."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        if Path("/proc/self").exists():
+            return   # gone
+        cmdline = str(requests).encode()   # no /proc: trust the PID
+    if str(requests).encode() in cmdline:
+        os.kill(pid, signal.SIGKILL)
+
+
 def wait_for(predicate, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -175,7 +189,7 @@ def test_a_server_killed_twice_is_restarted_twice_and_nothing_is_lost_or_asked_t
             if not wait_for(lambda: lines(records) >= at):
                 return
             pid = pid_of(folder)
-            os.kill(pid, signal.SIGKILL)
+            kill_managed(pid, requests)
             killed.append(pid)
             # the next kill goes to the restarted process
             wait_for(lambda: pid_of(folder) != pid)
@@ -226,7 +240,7 @@ def test_past_max_restarts_the_run_stops_resumably(tmp_path, data_dir, answers):
             if not wait_for(lambda: lines(records) >= at):
                 return
             pid = pid_of(folder)
-            os.kill(pid, signal.SIGKILL)
+            kill_managed(pid, requests)
             wait_for(lambda: pid_of(folder) != pid, timeout=10)
 
     thread = threading.Thread(target=killer)
@@ -352,7 +366,7 @@ def test_a_server_that_cannot_be_restarted_stops_the_run_with_what_each_start_sa
 
     def killer():
         if wait_for(lambda: lines(folder / "records.jsonl") >= 5):
-            os.kill(pid_of(folder), signal.SIGKILL)
+            kill_managed(pid_of(folder), requests)
 
     thread = threading.Thread(target=killer)
     thread.start()
