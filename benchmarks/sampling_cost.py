@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path

@@ -273,7 +273,7 @@ def print_report(report: dict, target_items: int) -> None:
     names = list(TARGETS)
     head = "".join(f"{'N=' + str(n):>22}" for n in sizes)
     extra = len(sizes) > 1 and int(sizes[-1]) != target_items
-    print(f"\n(each cell: wall s / CPU s / peak RSS MB; the fit is on CPU, which a shared machine disturbs less than wall)")
+    print("\n(each cell: wall s / CPU s / peak RSS MB; the fit is on CPU, which a shared machine disturbs less than wall)")
     print(f"{'command':<16}{head}" + (f"{'CPU, RSS per 1,000 items':>28}{'N=' + str(target_items) + ' (extrapolated)':>30}" if extra else "")
           + "   target")
     for name in names:

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any, Union
 
 from .store import Run, load_run
 

@@ -39,8 +39,8 @@ UNIT_WORDS = (
 UNIT_RE = re.compile(
     r"(?:(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")|(?<=\d)\s*(?:\\,)?\s*(?:m|g|s|h|L))"
     r"(?:\^\{?[23]\}?|[23])?\.?\s*$")
-ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|千米|公里|千克|克|斤|岁|天|人|本|次|分钟|小时|秒|度|平方米|立方米|平方厘米|辆|张|块|条|件|名|支|页|棵|头|道|组|种|倍|年|月|周)\s*$")
-TEXT_CMD_RE = re.compile(r"\\(?:text|textnormal|textup|textsf|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")
+ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|千米|公里|千克|克|斤|岁|天|人|本|次|分钟|小时|秒|度|平方米|立方米|平方厘米|辆|张|块|条|件|名|支|页|棵|头|道|组|种|倍|年|月|周)\s*$")  # noqa: E501
+TEXT_CMD_RE = re.compile(r"\\(?:text|textnormal|textup|textsf|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")  # noqa: E501
 SPACING_RE = re.compile(r"(?<!\\)\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
 DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\{\s*o\s*\}")
 THOUSANDS_RE = re.compile(r"(?<![\d.,])(?!0,)\d{1,3}(?:,\d{3})+(?![\d,])")

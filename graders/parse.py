@@ -631,7 +631,7 @@ FLOAT_FUNCTIONS = {
     "lcm": lambda *a: complex(math.lcm(*[_integer(x) for x in a])),
     "max": lambda *a: complex(max(_real(x) for x in a)),
     "min": lambda *a: complex(min(_real(x) for x in a)),
-    "binomial": lambda n, k: complex(math.comb(int(n.real), int(k.real))) if n.imag == 0 and k.imag == 0 and n.real == int(n.real) and k.real == int(k.real) and n.real >= 0 and k.real >= 0 else (_ for _ in ()).throw(ValueError()),
+    "binomial": lambda n, k: complex(math.comb(int(n.real), int(k.real))) if n.imag == 0 and k.imag == 0 and n.real == int(n.real) and k.real == int(k.real) and n.real >= 0 and k.real >= 0 else (_ for _ in ()).throw(ValueError()),  # noqa: E501
 }
 
 

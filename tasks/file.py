@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence

@@ -72,7 +72,7 @@ def test_gate_and_compare_return_data(tmp_path):
 
 def test_token_streams_as_arrow(tmp_path):
     pa = pytest.importorskip("pyarrow")
-    from evalsuite.store import RecordWriter, TokenColumns, compact_tokens
+    from evalsuite.store import RecordWriter, TokenColumns
 
     off, _ = two_runs(tmp_path)
     # one record with a token stream written the way the runner writes it

@@ -9,7 +9,6 @@ import pytest
 from runfactory import make_run, rec
 from test_diff import LOGPROBS, pair, plain, record, tok
 
-from evalsuite.lossless.classify import diff_item
 from evalsuite.lossless.diff_json import diff_json_mismatch
 from evalsuite.lossless.runs import diff_runs, format_diff
 from evalsuite.lossless.tokens import not_top1_count

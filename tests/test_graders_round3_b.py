@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from evalsuite.graders import grade
-from evalsuite.graders.choice import extract_choice
-from evalsuite.graders.extract import extract_answer, extract_gsm8k_strict, extract_last_number
+from evalsuite.graders.extract import extract_gsm8k_strict, extract_last_number
 
 REPO = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO / "tests" / "grader_cases"

@@ -283,7 +283,7 @@ def test_chaos_run_records_every_item_exactly_once(data_dir, tmp_path, capsys):
               + ", ".join(f"{k} {v}" for k, v in sorted(injected.items()))
               + f"; errors after retries {len(errors)} ({dict(Counter(r['error']['kind'] for r in errors))}); "
               f"records {len(records)}, duplicates {len(records) - len(set(r['id'] for r in records))}, "
-              f"lost {n_items - len(records)}; healthy answers slower than the timeout {slow_healthy}; after --retry-errors: {len(final)} records, {unchanged} unchanged, "
+              f"lost {n_items - len(records)}; healthy answers slower than the timeout {slow_healthy}; after --retry-errors: {len(final)} records, {unchanged} unchanged, "  # noqa: E501
               f"summary equals a clean run's: yes")
 
 

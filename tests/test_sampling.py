@@ -199,7 +199,6 @@ def test_gate_and_distribution_check_ten_points_worse_fail(stub_runs, tmp_path):
 
 
 def test_sampled_against_greedy_is_refused_with_the_reason(stub_runs, data_dir, tmp_path):
-    pack, items = stub_runs["pack"], stub_runs["items"]
     with SamplingStub(stub_runs["probs"]) as stub:
         r = evalsuite("run", "gsm8k", "--endpoint", stub.url, "--data-dir", data_dir, "--limit", N_ITEMS,
                       "--run-dir", tmp_path / "greedy", "--quiet")

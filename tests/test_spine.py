@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -99,6 +98,7 @@ def test_resume_skips_done_items_and_refuses_changed_data(llama_server, data_dir
 
     # the same pack twice: the same fingerprint
     again = run_cli(*base, "--data-dir", data_dir, "--run-dir", tmp_path / "again")
+    assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "again" / "manifest.json").read_text())["dataset"]["fingerprint"] == fingerprint
 
     # a run folder with records is not overwritten; the error gives the resume command

@@ -232,7 +232,7 @@ def test_run_killed_in_its_finishing_step_is_resumable_never_half_finished(data_
         show = evalsuite("show", run_dir)
         assert "finishing step has not completed" in show.stdout + show.stderr
 
-        resumed = evalsuite(*[a if a != "--run-dir" else "--resume" for a in args])
+        evalsuite(*[a if a != "--run-dir" else "--resume" for a in args])
         assert stub.completions == served, "the resume asked nothing again"
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "finished"

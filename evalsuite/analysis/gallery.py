@@ -3,7 +3,8 @@
 One self-contained HTML file (templates/gallery.html.j2): PNG renders embedded as base64
 data: URIs, inline CSS, no script, and a Content-Security-Policy that allows only data:
 images, so the page fetches nothing and runs nothing. The model's SVG source is shown as
-escaped text, never as live markup; an answer without SVG is shown as the text it is. Renders come from RUN/renders/ (`evalsuite svg-render RUN`); missing ones are
+escaped text, never as live markup; an answer without SVG is shown as the text it is.
+Renders come from RUN/renders/ (`evalsuite svg-render RUN`); missing ones are
 drawn first and cached there. Judge scores (RUN/judge.jsonl) are shown when present.
 """
 from __future__ import annotations

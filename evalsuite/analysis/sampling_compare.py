@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from .sampling import (ItemSamples, RatePair, describe_run, figures, items_of, ks_for, paired_rates, refuse_mixed,
+from .sampling import (ItemSamples, describe_run, figures, items_of, ks_for, paired_rates, refuse_mixed,
                        samples_of, setting_notes, is_sampled)
 
 

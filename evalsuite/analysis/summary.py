@@ -162,7 +162,8 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
         lines.append(format_sampling(summary["sampling"]))
     else:
         lines.append(f"accuracy {_pct(summary['accuracy'])} {_ci(summary['accuracy_ci95'])} (Wilson 95%; correct / (items - errors))")
-    lines.append(("answers: " if summary.get("sampling") else "") + f"correct {summary['n_correct']} | wrong {summary['n_wrong']} | unextracted {summary['n_unextracted']} | "
+    lines.append(("answers: " if summary.get("sampling") else "")
+                 + f"correct {summary['n_correct']} | wrong {summary['n_wrong']} | unextracted {summary['n_unextracted']} | "
                  f"truncated {summary['n_truncated']}"
                  + (f" ({summary['n_looped']} looped)" if summary.get("n_looped") else "")
                  + f" | errors {summary['n_errors']}"

@@ -18,8 +18,8 @@ from .detect import (
     ENGINES,
     LLAMA_CPP_NEUTRAL,
     NEUTRAL_BY_ENGINE,
-    _get_json,
-    _root,
+    _get_json as _get_json,   # re-exported: tests reach them here
+    _root as _root,
     apply_neutral_settings,
     detect_engine,
     engine_settings,

@@ -100,7 +100,6 @@ def _decode_tokens(table):
     import pyarrow.compute as pc
 
     cols = {name: table.column(name).combine_chunks() for name in table.column_names}
-    n = table.num_rows
     offsets, parent, slot = _list_layout(cols["top_token"])
     flags = cols["bytes_flags"].to_numpy(zero_copy_only=False).astype(np.int64)
     rank = cols["chosen_rank"].to_numpy(zero_copy_only=False).astype(np.int64)
