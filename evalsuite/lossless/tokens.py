@@ -250,6 +250,14 @@ def not_top1_in_columns(batch: Any) -> int:
     """not_top1_count over a token_schema() Arrow batch, vectorised: the
     run's hot path must not build a Python object per token."""
     import numpy as np
+
+    return int(np.count_nonzero(not_top1_mask(batch)))
+
+
+def not_top1_mask(batch: Any) -> Any:
+    """Per position of a token_schema() Arrow batch: is the emitted token not its own top-1
+    (not_top1_count's test, as a numpy bool array)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -268,7 +276,7 @@ def not_top1_in_columns(batch: Any) -> int:
               & pc.is_null(batch.column("bytes")).to_numpy(zero_copy_only=False))
     with np.errstate(invalid="ignore"):
         beaten = best > chosen + NOT_TOP1_EPS
-    return int(np.count_nonzero(beaten & ~np.isnan(chosen) & ~opaque))
+    return beaten & ~np.isnan(chosen) & ~opaque
 
 
 GREEDY_FIX = ("the run did not decode greedily at temperature 0 (a sampler setting the server applies by default, "
@@ -281,6 +289,11 @@ def _earlier_not_greedy(tb: Sequence[Tok], tc: Sequence[Tok] | None, j: int) -> 
     choices (a repeat penalty): the raw logprobs no longer say how close this choice was."""
     counts = [(side, sum(1 for t in toks[:j] if (_own_rank(t) or 1) > 1))
               for side, toks in (("baseline", tb), ("candidate", tc)) if toks is not None]
+    return earlier_not_greedy_reason(counts)
+
+
+def earlier_not_greedy_reason(counts: Sequence[tuple[str, int]]) -> str | None:
+    """_earlier_not_greedy's words for (side, positions before the divergence not its own top-1)."""
     bad = [f"the {side} at {n} earlier position(s)" for side, n in counts if n]
     if not bad:
         return None
