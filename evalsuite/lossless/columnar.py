@@ -118,14 +118,13 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
     stop = min(j + CONTEXT_TOKENS, b.n), min(j + CONTEXT_TOKENS, c.n)
     if _tops_equal(b, c, j):
         prefix_drift = 0.0      # top_drift of two equal lists
-        rest_b, rest_c = b.toks(j, stop[0]), c.toks(j, stop[1])
+        tok_b, tok_c = b.toks(j, j + 1)[0], c.toks(j, j + 1)[0]
     else:
-        prefix_b, prefix_c = b.toks(0, stop[0]), c.toks(0, stop[1])
+        prefix_b, prefix_c = b.toks(0, j + 1), c.toks(0, j + 1)
         prefix_drift = 0.0
         for x, y in zip(prefix_b[:j], prefix_c[:j]):
             prefix_drift = max(prefix_drift, top_drift(x, y, "id"))
-        rest_b, rest_c = prefix_b[j:], prefix_c[j:]
-    tok_b, tok_c = rest_b[0], rest_c[0]
+        tok_b, tok_c = prefix_b[j], prefix_c[j]
     drift_here = top_drift(tok_b, tok_c, "id")
 
     # _char_offset: characters of the earlier tokens of the divergent token's part
@@ -149,11 +148,11 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
     if b.n - j <= MAX_ALIGN_TOKENS and c.n - j <= MAX_ALIGN_TOKENS:
         # the last matching block must end at one stream's end: its last key is in the other stream
         ka, kb = b.ids[j:], c.ids[j:]
-        if np.isin(ka[-1:], kb).any() or np.isin(kb[-1:], ka).any():
+        if (kb == ka[-1]).any() or (ka == kb[-1]).any():
             remerge = _remerge_keys(ka.tolist(), kb.tolist(), j, stopped)
 
     earlier = lambda: earlier_not_greedy_reason(  # noqa: E731
         [("baseline", int(np.count_nonzero(masks[0][:j]))), ("candidate", int(np.count_nonzero(masks[1][:j])))])
     return _divergence_at(item_id, tok_b, tok_c, j, "id", tau, outcome, [], prefix_drift, drift_here, k,
-                          (offset, part), remerge, (prefix, tuple(t.text for t in rest_b), tuple(t.text for t in rest_c)),
+                          (offset, part), remerge, (prefix, tuple(b.texts(j, stop[0])), tuple(c.texts(j, stop[1]))),
                           earlier)
