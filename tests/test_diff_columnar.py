@@ -168,3 +168,28 @@ def test_cut_prefix_and_no_ids_step_aside():
     ec = diverge(eb, 40, " zzz", 99999, 16)
     base, cand = record("t/1", no_ids), record("t/1", ec)
     assert diverged_by_columns(base, cand, table(no_ids), table(ec), 0.05, K) is None
+
+
+def test_one_row_token_reads_as_the_whole_table_conversion():
+    from evalsuite.lossless.columnar import _Side
+    from evalsuite.lossless.tokens import tokens_from_table
+
+    eb = stream(6, 17)
+    eb[1] = dict(eb[1], logprob=None)
+    eb[2] = dict(eb[2], logprob=float("-inf"))
+    eb[0] = dict(eb[0], part="reasoning")
+    eb[4]["top"][2] = dict(eb[4]["top"][2], logprob=None)
+    eb[5]["top"] = []
+    side = _Side(table(eb), record("t/1", eb))
+    assert side.ok
+    assert [side.tok(i) for i in range(6)] == tokens_from_table(table(eb))
+
+
+def test_alternatives_without_a_number_agree():
+    eb = stream(120, 19)
+    for p in (3, 40, 60):
+        eb[p]["top"][2] = dict(eb[p]["top"][2], logprob=None)
+    eb[60]["top"][1] = dict(eb[60]["top"][1], logprob=None)
+    fast, ref = paths(eb, diverge(eb, 60, eb[60]["top"][1]["token"], eb[60]["top"][1]["id"], 20))
+    same(fast, ref, ref.verdict)
+    assert ref.token_index == 60
