@@ -154,8 +154,11 @@ def _remerge(a: Sequence[Tok], b: Sequence[Tok], start: int, level: str, stopped
     by themselves and their tails are equal to the last token."""
     if len(a) - start > MAX_ALIGN_TOKENS or len(b) - start > MAX_ALIGN_TOKENS:
         return None   # the ends are beyond the bounded alignment: nothing is claimed
-    ka = [key(t, level) for t in a[start:]]
-    kb = [key(t, level) for t in b[start:]]
+    return _remerge_keys([key(t, level) for t in a[start:]], [key(t, level) for t in b[start:]], start, stopped)
+
+
+def _remerge_keys(ka: list[Any], kb: list[Any], start: int, stopped: tuple[bool, bool]) -> Remerge | None:
+    """_remerge over the two streams' comparison keys from `start` on."""
     blocks = [blk for blk in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_matching_blocks() if blk.size]
     if not blocks:
         return None
@@ -557,15 +560,25 @@ def _rest(tokens: Sequence[Tok], index: int) -> tuple[str, ...]:
 def _divergence(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, tau: float, outcome: dict[str, Any],
                 notes: list[str], prefix_drift: float, drift_here: float, k: int | None,
                 stopped: tuple[bool, bool]) -> ItemDiff:
-    b, c = tb[j], tc[j]
+    return _divergence_at(item_id, tb[j], tc[j], j, level, tau, outcome, notes, prefix_drift, drift_here, k,
+                          _char_offset(tb, j), _remerge(tb, tc, j, level, stopped),
+                          (_prefix(tb, j), _rest(tb, j), _rest(tc, j)), lambda: _earlier_not_greedy(tb, tc, j))
+
+
+def _divergence_at(item_id: str, b: Tok, c: Tok, j: int, level: str, tau: float, outcome: dict[str, Any],
+                   notes: list[str], prefix_drift: float, drift_here: float, k: int | None,
+                   offset_part: tuple[int, str], remerge: Remerge | None, context: tuple[str, tuple[str, ...], tuple[str, ...]],
+                   earlier_not_greedy: Any) -> ItemDiff:
+    """_divergence from its pieces: the two tokens at the divergence and what the streams say
+    around it (the columnar path of columnar.py computes these without a Tok per position)."""
     own = Lookup(b.logprob, rank_of(b.top, b.logprob), True, False)
     found = lookup(b.top, c, level)
-    offset, part = _char_offset(tb, j)
+    offset, part = offset_part
     hidden = b.text == c.text
     common = dict(token_index=j, char_offset=offset, part=part, hidden_drift=hidden,
                   baseline_token=_view(b, b.top, level, own), candidate_token=_view(c, b.top, level, found),
-                  remerge=_remerge(tb, tc, j, level, stopped), context_drift=drift_here, prefix_drift=prefix_drift,
-                  top=_top_table(b), prefix=_prefix(tb, j), baseline_rest=_rest(tb, j), candidate_rest=_rest(tc, j),
+                  remerge=remerge, context_drift=drift_here, prefix_drift=prefix_drift,
+                  top=_top_table(b), prefix=context[0], baseline_rest=context[1], candidate_rest=context[2],
                   **outcome)
     if hidden:
         notes.append(f"hidden drift: both tokens decode to {b.text!r} but they are different tokens ({level})")
@@ -589,7 +602,7 @@ def _divergence(item_id: str, tb: list[Tok], tc: list[Tok], j: int, level: str, 
             margin = (b.logprob - found.logprob) if side == "baseline" and found.logprob is not None else None
             return ItemDiff(item_id, "not_greedy", not_greedy_reason(side, t.text, rank, margin), margin=margin,
                             notes=tuple(notes), **common)
-    earlier = _earlier_not_greedy(tb, tc, j)
+    earlier = earlier_not_greedy()
     if earlier:
         margin = (b.logprob - found.logprob) if found.logprob is not None else None
         return ItemDiff(item_id, "not_greedy", earlier, margin=margin, notes=tuple(notes), **common)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .classify import ItemDiff, diff_item, identical_by_columns
+from .columnar import diverged_by_columns
 from .tokens import (
     COUNT_KEYS,
     DEFAULT_TAU,
@@ -233,7 +234,8 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
         if _columnar(baseline, i) and _columnar(candidate, i):
             tables = baseline.tokens.table(i), candidate.tokens.table(i)
             fast = identical_by_columns(b, c, *tables)
-            item = fast or diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
+            item = fast or diverged_by_columns(b, c, *tables, tau, top_k) or diff_item(b, c, tau, top_k, tables=tables,
+                                                                                     drafted=drafted)
             sizes = [0 if t is None else t.num_rows for t in tables]
         else:
             b, c = baseline.with_logprobs(b), candidate.with_logprobs(c)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Sequence
 
 # the not-top-1 counting lives with the token streams (the run's greedy check reads it too)
-from ..store.tokens import NOT_TOP1_EPS, _float, not_top1_count, not_top1_in_columns  # noqa: F401  (re-exported)
+from ..store.tokens import NOT_TOP1_EPS, _float, not_top1_count, not_top1_in_columns, not_top1_mask  # noqa: F401  (re-exported)
 
 
 VERDICTS = ("identical", "near_tie", "suspicious", "real", "not_greedy", "cut_prefix", "undetermined")
@@ -229,6 +229,11 @@ def _earlier_not_greedy(tb: Sequence[Tok], tc: Sequence[Tok] | None, j: int) -> 
     choices (a repeat penalty): the raw logprobs no longer say how close this choice was."""
     counts = [(side, sum(1 for t in toks[:j] if (_own_rank(t) or 1) > 1))
               for side, toks in (("baseline", tb), ("candidate", tc)) if toks is not None]
+    return earlier_not_greedy_reason(counts)
+
+
+def earlier_not_greedy_reason(counts: Sequence[tuple[str, int]]) -> str | None:
+    """_earlier_not_greedy's words for (side, positions before the divergence not its own top-1)."""
     bad = [f"the {side} at {n} earlier position(s)" for side, n in counts if n]
     if not bad:
         return None

@@ -215,6 +215,14 @@ def not_top1_in_columns(batch: Any) -> int:
     """not_top1_count over a token_schema() Arrow batch, vectorised: the
     run's hot path must not build a Python object per token."""
     import numpy as np
+
+    return int(np.count_nonzero(not_top1_mask(batch)))
+
+
+def not_top1_mask(batch: Any) -> Any:
+    """Per position of a token_schema() Arrow batch: is the emitted token not its own top-1
+    (not_top1_count's test, as a numpy bool array)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -233,4 +241,4 @@ def not_top1_in_columns(batch: Any) -> int:
               & pc.is_null(batch.column("bytes")).to_numpy(zero_copy_only=False))
     with np.errstate(invalid="ignore"):
         beaten = best > chosen + NOT_TOP1_EPS
-    return int(np.count_nonzero(beaten & ~np.isnan(chosen) & ~opaque))
+    return beaten & ~np.isnan(chosen) & ~opaque

@@ -1,0 +1,178 @@
+"""The common divergent item of a large diff, decided on the side file's Arrow columns.
+
+diff_item walks two streams of Tok tuples; building them is most of a long diff's time (~25 ms
+an item of 1,000 tokens). Here the first differing token id is found by array comparison and
+Tok tuples are made only for the few positions the verdict reads (the divergence, the context
+shown beside it, and the prefix only where the two top-k lists differ). The verdict is then
+made by the same code as diff_item's (classify._divergence_at), so it is byte-for-byte the
+same; any shape this path does not handle exactly (missing ids or bytes, logprobs that do not
+spell the text, ragged or NaN alternatives, no differing id) returns None and goes down
+diff_item. tests/test_diff_columnar.py checks both paths agree on planted streams.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .classify import (
+    ItemDiff,
+    _divergence_at,
+    _outcome_fields,
+    _remerge_keys,
+    _spelled,
+    _stopped,
+    _texts_equal,
+)
+from .tokens import (
+    Alt,
+    CONTEXT_CHARS,
+    CONTEXT_TOKENS,
+    MAX_ALIGN_TOKENS,
+    earlier_not_greedy_reason,
+    not_top1_mask,
+    raw_text,
+    Tok,
+    tokens_from_table,
+    top_drift,
+)
+
+_TOP = ("top_token", "top_bytes", "top_id", "top_logprob")
+
+
+class _Side:
+    """One side's columns, each read once."""
+
+    def __init__(self, table: Any, record: dict[str, Any]):
+        import numpy as np
+        import pyarrow.compute as pc
+
+        self.table = table = table.combine_chunks()
+        self.n = table.num_rows
+        cols = {name: table.column(name).chunk(0) for name in table.column_names}
+        self.cols = cols
+        self.ok = False
+        if cols["id"].null_count or cols["bytes"].null_count:
+            return
+        try:
+            if _spelled(cols["bytes"]) != raw_text(record).encode("utf-8"):
+                return          # the entries do not spell the text: diff_item says why
+        except UnicodeEncodeError:
+            return
+        lengths = [pc.fill_null(pc.list_value_length(cols[name]), 0).to_numpy(zero_copy_only=False) for name in _TOP]
+        if any(not np.array_equal(lengths[0], other) for other in lengths[1:]):
+            return              # ragged alternatives: tokens_from_table reads them row by row
+        top_lp = pc.list_flatten(cols["top_logprob"])      # nulls are skipped alike by both
+        if pc.any(pc.or_(pc.is_nan(top_lp), pc.equal(top_lp, math.inf))).as_py():
+            return              # not_top1_mask and _own_rank read NaN / +inf alternatives apart
+        self.top_lengths = lengths[0]
+        self.ids = cols["id"].to_numpy(zero_copy_only=False)
+        self.ok = True
+
+    def texts(self, start: int, stop: int) -> list[str]:
+        return [t or "" for t in self.cols["token"].slice(start, stop - start).to_pylist()]
+
+    def toks(self, start: int, stop: int) -> list[Any]:
+        return tokens_from_table(self.table.slice(start, stop - start))
+
+    def tok(self, i: int) -> Tok:
+        """tokens_from_table(...)[i] for one row, read as scalars (the whole-table call costs
+        ~0.3 ms of fixed Arrow work); alternatives are not ragged here (checked in __init__)."""
+        c = self.cols
+        top = tuple(tuple.__new__(Alt, (t or "", None if b is None else tuple(b), d, _logprob(v)))
+                    for t, b, d, v in zip(*(c[name][i].as_py() or () for name in _TOP)))
+        b = c["bytes"][i].as_py()
+        return tuple.__new__(Tok, (c["token"][i].as_py() or "", None if b is None else tuple(b), c["id"][i].as_py(),
+                                   _logprob(c["logprob"][i].as_py()), c["part"][i].as_py() or "answer", top))
+
+
+def _logprob(value: float | None) -> float | None:
+    """tokens_from_table's reading of a stored logprob: NaN and +inf are none, -inf is one."""
+    if value is None or math.isnan(value) or value == math.inf:
+        return None
+    return value
+
+
+def _tops_equal(b: _Side, c: _Side, stop: int) -> bool:
+    """Are the top-k lists of positions [0, stop) the same on both sides, value for value (a
+    strict test: False only sends the prefix to the Tok comparison)?"""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if stop == 0:
+        return True
+    if not np.array_equal(b.top_lengths[:stop], c.top_lengths[:stop]):
+        return False
+    for name in _TOP:
+        x = pc.list_flatten(b.cols[name].slice(0, stop))
+        y = pc.list_flatten(c.cols[name].slice(0, stop))
+        if not x.equals(y):     # nulls at the same places count as equal, NaN never does
+            return False
+    return True
+
+
+def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any, tau: float,
+                        k: int | None) -> ItemDiff | None:
+    """diff_item's verdict for two texts that differ where both sides' entries carry ids and
+    bytes that spell their texts and the ids differ within the shorter stream; None otherwise."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if tb is None or tc is None or tb.num_rows == 0 or tc.num_rows == 0:
+        return None
+    if base.get("outcome") == "error" or cand.get("outcome") == "error" or _texts_equal(base, cand):
+        return None
+    b, c = _Side(tb, base), _Side(tc, cand)
+    if not (b.ok and c.ok):
+        return None
+    n = min(b.n, c.n)
+    apart = np.flatnonzero(b.ids[:n] != c.ids[:n])
+    if not apart.size:
+        return None             # the same ids to the shorter end: cut_prefix and the like
+    j = int(apart[0])
+    item_id = str(base.get("id"))
+    masks = not_top1_mask(b.table.to_batches()[0]), not_top1_mask(c.table.to_batches()[0])
+    counts = {"baseline_not_top1": int(np.count_nonzero(masks[0])),
+              "candidate_not_top1": int(np.count_nonzero(masks[1]))}
+    outcome = {**_outcome_fields(base, cand), **counts}
+
+    stop = min(j + CONTEXT_TOKENS, b.n), min(j + CONTEXT_TOKENS, c.n)
+    if _tops_equal(b, c, j):
+        prefix_drift = 0.0      # top_drift of two equal lists
+        tok_b, tok_c = b.tok(j), c.tok(j)
+    else:
+        prefix_b, prefix_c = b.toks(0, j + 1), c.toks(0, j + 1)
+        prefix_drift = 0.0
+        for x, y in zip(prefix_b[:j], prefix_c[:j]):
+            prefix_drift = max(prefix_drift, top_drift(x, y, "id"))
+        tok_b, tok_c = prefix_b[j], prefix_c[j]
+    drift_here = top_drift(tok_b, tok_c, "id")
+
+    # _char_offset: characters of the earlier tokens of the divergent token's part
+    part = tok_b.part           # a null or "" part reads "answer" (tokens_from_table)
+    parts = pc.fill_null(b.cols["part"].slice(0, j), "")
+    in_part = pc.equal(parts, part).to_numpy(zero_copy_only=False).astype(bool)
+    if part == "answer":
+        in_part |= pc.equal(parts, "").to_numpy(zero_copy_only=False).astype(bool)
+    lengths = pc.fill_null(pc.utf8_length(b.cols["token"].slice(0, j)), 0).to_numpy(zero_copy_only=False)
+    offset = int(lengths[in_part].sum())
+    # _prefix: the last CONTEXT_CHARS characters of the earlier text, joined from as few tokens as cover them
+    first = j
+    if j:
+        covered = np.cumsum(lengths[::-1])
+        reach = int(np.searchsorted(covered, CONTEXT_CHARS))
+        first = max(0, j - 1 - reach)
+    prefix = "".join(b.texts(first, j))[-CONTEXT_CHARS:]
+
+    stopped = (_stopped(base), _stopped(cand))
+    remerge = None
+    if b.n - j <= MAX_ALIGN_TOKENS and c.n - j <= MAX_ALIGN_TOKENS:
+        # the last matching block must end at one stream's end: its last key is in the other stream
+        ka, kb = b.ids[j:], c.ids[j:]
+        if (kb == ka[-1]).any() or (ka == kb[-1]).any():
+            remerge = _remerge_keys(ka.tolist(), kb.tolist(), j, stopped)
+
+    earlier = lambda: earlier_not_greedy_reason(  # noqa: E731
+        [("baseline", int(np.count_nonzero(masks[0][:j]))), ("candidate", int(np.count_nonzero(masks[1][:j])))])
+    return _divergence_at(item_id, tok_b, tok_c, j, "id", tau, outcome, [], prefix_drift, drift_here, k,
+                          (offset, part), remerge, (prefix, tuple(b.texts(j, stop[0])), tuple(c.texts(j, stop[1]))),
+                          earlier)
