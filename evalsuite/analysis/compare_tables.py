@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from ..store import RunFolderError
+from .text_table import render_table
 from .compare import (
     COMPARE_DROP,
     CompareError,
@@ -25,17 +26,6 @@ from .compare import (
     load_runs,
     sweep,
 )
-
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table: first column left-aligned, the rest right-aligned."""
-    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-
-    def line(row: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-
-    return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
-
 
 def accuracy_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     headers = ["run", "items", "correct", "wrong", "unextr.", "trunc.", "errors", "accuracy", "95% CI (Wilson)",

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
+from .text_table import render_table
 from .sampling import (ItemSamples, describe_run, figures, items_of, ks_for, paired_rates, refuse_mixed,
                        samples_of, setting_notes, is_sampled)
 
@@ -175,15 +176,6 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table like compare's (which imports this module, so not from there)."""
-    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-
-    def line(row: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-
-    return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
 
 
 def format_compare_sampled(data: dict[str, Any]) -> str:
