@@ -16,10 +16,10 @@ import asyncio
 import hashlib
 import json
 import random
-import threading
 from typing import Mapping
 
 from aiohttp import web
+from token_stub import ServedStub
 
 MODEL = "sampling-stub"
 
@@ -51,7 +51,7 @@ def _entry(word: str, k: int) -> dict:
     return {"token": word, "bytes": list(word.encode()), "id": token_id, "logprob": -0.25, "top_logprobs": top[:k]}
 
 
-class SamplingStub:
+class SamplingStub(ServedStub):
     def __init__(self, items: Mapping[str, tuple[str, float]], shift: float = 0.0, delay: float = 0.0,
                  wrong_values: int = 1):
         self.items = dict(items)
@@ -96,28 +96,3 @@ class SamplingStub:
         await response.write_eof()
         return response
 
-    def __enter__(self) -> "SamplingStub":
-        ready = threading.Event()
-
-        def serve() -> None:
-            self.loop = asyncio.new_event_loop()
-            app = web.Application()
-            app.router.add_get("/v1/models", self._models)
-            app.router.add_post("/v1/chat/completions", self._chat)
-            self.runner = web.AppRunner(app)
-            self.loop.run_until_complete(self.runner.setup())
-            site = web.TCPSite(self.runner, "127.0.0.1", 0)
-            self.loop.run_until_complete(site.start())
-            self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1"
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=serve, daemon=True)
-        self.thread.start()
-        ready.wait(10)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)

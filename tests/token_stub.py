@@ -33,7 +33,38 @@ def token_stream(prompt: str, n_tokens: int, k: int) -> list[dict]:
     return entries
 
 
-class TokenStub:
+class ServedStub:
+    """An aiohttp app on a loopback port in a thread of its own, as a context manager: a
+    subclass gives `_models` and `_chat` (GET /v1/models, POST /v1/chat/completions)."""
+
+    def __enter__(self) -> "ServedStub":
+        ready = threading.Event()
+
+        def serve() -> None:
+            self.loop = asyncio.new_event_loop()
+            app = web.Application()
+            app.router.add_get("/v1/models", self._models)
+            app.router.add_post("/v1/chat/completions", self._chat)
+            self.runner = web.AppRunner(app)
+            self.loop.run_until_complete(self.runner.setup())
+            site = web.TCPSite(self.runner, "127.0.0.1", 0)
+            self.loop.run_until_complete(site.start())
+            self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1"
+            ready.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=serve, daemon=True)
+        self.thread.start()
+        ready.wait(10)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+class TokenStub(ServedStub):
     def __init__(self, n_tokens: int = 40):
         self.n_tokens = n_tokens
         self.completions = 0
@@ -62,28 +93,3 @@ class TokenStub:
         await response.write_eof()
         return response
 
-    def __enter__(self) -> "TokenStub":
-        ready = threading.Event()
-
-        def serve() -> None:
-            self.loop = asyncio.new_event_loop()
-            app = web.Application()
-            app.router.add_get("/v1/models", self._models)
-            app.router.add_post("/v1/chat/completions", self._chat)
-            self.runner = web.AppRunner(app)
-            self.loop.run_until_complete(self.runner.setup())
-            site = web.TCPSite(self.runner, "127.0.0.1", 0)
-            self.loop.run_until_complete(site.start())
-            self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1"
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=serve, daemon=True)
-        self.thread.start()
-        ready.wait(10)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
