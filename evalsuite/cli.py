@@ -92,7 +92,7 @@ def run(
     if serve and endpoint:
         _fail("give either --endpoint or --serve, not both: --serve starts the server and asks it")
     if not serve and not endpoint and model:
-        from .serve import embedded_server
+        from .serve.embedded import embedded_server
 
         try:
             serve = embedded_server(pack, model, concurrency, max_tokens, DEFAULT_ENDPOINT)

@@ -151,7 +151,7 @@ def sweep_root(run_dir: Path | None, resume: Path | None, pack: str) -> Path:
 
 
 def check_placeholders(serve: str, settings: Sequence[Setting]) -> None:
-    from .serve import _PLACEHOLDER
+    from .serve.command import _PLACEHOLDER
 
     used = set(_PLACEHOLDER.findall(serve)) - set(RESERVED)
     given = {k for k, _ in settings[0].values}
@@ -197,7 +197,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
     """The `evalsuite sweep` command: 0 all finished cleanly, 1 some items ended in errors, 2 bad
     usage, 3 / 130 a run stopped or was interrupted (started again, the sweep goes on from there).
     `run_command(args)`: `evalsuite run ARGS` in this process, its exit code (from the CLI)."""
-    from .serve import fill_placeholders
+    from .serve.command import fill_placeholders
 
     try:
         if resume and run_dir:

@@ -23,7 +23,8 @@ GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
 # the run machinery: it calls endpoints, runs packs or parses the command line
 RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.client", "evalsuite.serve", "evalsuite.sweep",
                  "evalsuite.judge", "evalsuite.engines") + tuple(
-    f"evalsuite.engines.{p.stem}" for p in sorted((ROOT / "engines").glob("*.py")) if p.stem != "__init__")
+    f"evalsuite.{package}.{p.stem}" for package in ("engines", "serve")
+    for p in sorted((ROOT / package).glob("*.py")) if p.stem != "__init__")
 # the analyses that ask an endpoint (the lossless command, rescore's per-position re-scoring,
 # teacher-forced drift on the candidate)
 ASK_ENDPOINTS = ("evalsuite.lossless.command", "evalsuite.lossless.rescore", "evalsuite.lossless.teacher")

@@ -114,7 +114,7 @@ def requests_by_key(path: Path) -> dict[str, list[int]]:
 
 def test_the_command_is_split_and_its_placeholders_filled():
     from evalsuite.errors import UsageError
-    from evalsuite.serve import parse_command
+    from evalsuite.serve.command import parse_command
 
     argv, env_, host, port = parse_command("CUDA_VISIBLE_DEVICES=1 llama-server -m '{model}' --port {port} "
                                            "--spec '{\"n\": 8}'", {"model": "my q4.gguf"})
@@ -129,7 +129,7 @@ def test_the_command_is_split_and_its_placeholders_filled():
 
 
 def test_big_model_files_get_a_partial_hash_that_says_so(tmp_path, monkeypatch):
-    import evalsuite.serve as serve
+    import evalsuite.serve.fingerprint as serve
 
     small, big = tmp_path / "small.gguf", tmp_path / "big.gguf"
     small.write_bytes(b"x" * 1000)
@@ -146,7 +146,7 @@ def test_big_model_files_get_a_partial_hash_that_says_so(tmp_path, monkeypatch):
 
 
 def test_keys_in_the_command_are_never_recorded():
-    from evalsuite.serve import _redact_env, redact_argv
+    from evalsuite.serve.command import _redact_env, redact_argv
 
     assert redact_argv(["vllm", "serve", "M", "--api-key", "sk-1", "--hf-token=hf_2", "x-sk-3"], "sk-3") == \
         ["vllm", "serve", "M", "--api-key", "***", "--hf-token=***", "x-***"]
@@ -332,7 +332,7 @@ def test_serve_and_endpoint_together_are_refused(tmp_path):
 
 
 def test_a_gguf_model_and_no_server_says_how_to_get_llama_server(tmp_path, data_dir):
-    from evalsuite.serve import something_listens
+    from evalsuite.serve.managed import something_listens
 
     if something_listens("http://127.0.0.1:8080/v1"):
         pytest.skip("something listens on 127.0.0.1:8080 here: the embedded default would not start")

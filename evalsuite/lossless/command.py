@@ -219,7 +219,8 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     if ((speculation["baseline"] or {}).get("during_run") or {}).get("drafted", 0) > 0:
         echo("warning: the baseline drafted tokens: run the baseline with speculation off, or its logprobs "
              "may be missing where drafts were accepted")
-    from ..serve import ServerFailed, run_with_server
+    from ..serve import run_with_server
+    from ..serve.managed import ServerFailed
 
     try:   # a managed baseline is started again for the re-scoring, when asked for
         code = run_with_server(

@@ -198,7 +198,7 @@ def test_sweep_over_two_quantisations_resumes_without_redoing_the_first(tmp_path
 
 
 def test_a_gguf_file_alone_starts_llama_server(tmp_path, data_dir, llama_server_bin, tiny_models):
-    from evalsuite.serve import something_listens
+    from evalsuite.serve.managed import something_listens
 
     if something_listens("http://127.0.0.1:8080/v1"):
         pytest.skip("something listens on 127.0.0.1:8080 here: the embedded default would not start")
