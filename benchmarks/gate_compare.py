@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from evalsuite.analysis.compare import compare_runs
     from evalsuite.analysis.compare_tables import format_comparison
-    from evalsuite.analysis.gate import GateSettings, evaluate
+    from evalsuite.analysis.gate import evaluate
+    from evalsuite.analysis.gate_settings import GateSettings
     from evalsuite.analysis.stats import binomial_two_sided_p, mcnemar_exact
     from evalsuite.store import load_run
 

@@ -1,0 +1,153 @@
+"""The gate's settings: command-line values over [tool.evalsuite.gate] in the nearest
+pyproject.toml over defaults, every one checked; GateInputError for what the gate cannot judge."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+CONFIG_KEYS = ("max_drop", "alpha", "min_items", "max_real", "max_errors", "max_undetermined", "equivalence_margin")
+
+
+class GateInputError(ValueError):
+    """Input the gate cannot judge: exit 2 with this message."""
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    max_drop: float                 # percentage points
+    alpha: float = 0.05
+    min_items: int = 1
+    max_real: int | None = None     # None: no divergence check
+    diff: Path | None = None
+    config_file: Path | None = None  # where pyproject values came from, if anywhere
+    max_errors: float | None = None  # errored candidate items allowed; None: no more than the baseline's
+    max_errors_percent: bool = False  # max_errors is a percentage of the items
+    allow_underpowered: bool = False
+    max_undetermined: int | None = None  # with --diff: undetermined items allowed (default 0)
+    equivalence_margin: float | None = None  # points: pass only when the paired CI lies inside ±margin
+    diff_only: bool = False         # no run folders: only the diff JSON's counts are gated
+    check_drop: bool = True         # False: --equivalence-margin without --max-drop (no drop check)
+    use_judge: bool = False          # outcomes follow the judge where it decided (evalsuite/judge.py)
+
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+def find_gate_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest pyproject.toml from `start` upward with a [tool.evalsuite.gate] table."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:   # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    for folder in [start, *start.parents]:
+        path = folder / "pyproject.toml"
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise GateInputError(f"{path} cannot be read ({e})") from None
+        table = data.get("tool", {}).get("evalsuite", {}).get("gate")
+        if table is not None:
+            if not isinstance(table, dict):
+                raise GateInputError(f"{path}: [tool.evalsuite.gate] must be a table")
+            return path, table
+    return None
+
+
+def _config_values(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("-", "_")
+        if key not in CONFIG_KEYS:
+            raise GateInputError(f"{path}: unknown key {raw_key!r} in [tool.evalsuite.gate] "
+                                 f"(known: {', '.join(CONFIG_KEYS)})")
+        if key == "max_errors" and isinstance(value, str):
+            values[key] = value   # "5" or "2%": checked with the command-line value
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise GateInputError(f"{path}: [tool.evalsuite.gate] {raw_key} must be a number, got {value!r}")
+        values[key] = value
+    return values
+
+
+def resolve_settings(
+    *, max_drop: float | None, alpha: float | None, min_items: int | None, max_real: int | None,
+    diff: str | Path | None, config_start: Path | None = None, max_errors: str | float | None = None,
+    allow_underpowered: bool = False, max_undetermined: int | None = None,
+    equivalence_margin: float | None = None, diff_only: bool = False,
+) -> GateSettings:
+    """Command-line values over pyproject values over defaults; every value checked.
+    `diff_only`: no run folders were given, only --diff: --max-drop is then not needed."""
+    found = find_gate_config(Path(config_start) if config_start else Path.cwd())
+    config_file, config = (found[0], _config_values(*found)) if found else (None, {})
+    if max_real is not None and diff is None:
+        raise GateInputError("--max-real needs --diff DIFF_JSON (the `evalsuite diff --json` output)")
+    if max_undetermined is not None and diff is None:
+        raise GateInputError("--max-undetermined needs --diff DIFF_JSON (the `evalsuite diff --json` output)")
+    if diff_only and diff is None:
+        raise GateInputError("give both --baseline RUN and --candidate RUN (or --diff DIFF_JSON for a "
+                             "divergence-only gate)")
+    if diff_only and equivalence_margin is not None:
+        raise GateInputError("--equivalence-margin needs --baseline RUN and --candidate RUN (a diff JSON holds no "
+                             "per-item outcomes)")
+    pick = lambda name, given: given if given is not None else config.get(name)  # noqa: E731
+    max_drop = pick("max_drop", max_drop)
+    alpha = pick("alpha", alpha)
+    min_items = pick("min_items", min_items)
+    max_real = pick("max_real", max_real)
+    max_undetermined = pick("max_undetermined", max_undetermined)
+    equivalence_margin = pick("equivalence_margin", equivalence_margin)
+    errors_limit, errors_percent = parse_max_errors(pick("max_errors", max_errors))
+    if equivalence_margin is not None and (not math.isfinite(equivalence_margin) or equivalence_margin <= 0):
+        raise GateInputError(f"--equivalence-margin must be > 0 percentage points, got {equivalence_margin}")
+    check_drop = True
+    if max_drop is None and (diff_only or equivalence_margin is not None):
+        max_drop, check_drop = 0.0, False   # unused: the equivalence test (or the diff alone) decides
+    if max_drop is None:
+        raise GateInputError("no --max-drop given and none in [tool.evalsuite.gate] of a pyproject.toml")
+    if not math.isfinite(max_drop) or max_drop < 0:
+        raise GateInputError(f"--max-drop must be >= 0 percentage points, got {max_drop}")
+    alpha = 0.05 if alpha is None else alpha
+    if not 0 < alpha <= 1:
+        raise GateInputError(f"--alpha must be in (0, 1], got {alpha}")
+    if equivalence_margin is not None and not diff_only and alpha >= 0.5:
+        raise GateInputError(f"--equivalence-margin needs --alpha below 0.5 (each one-sided test at α; got {alpha:g})")
+    min_items = 1 if min_items is None else min_items
+    if int(min_items) != min_items or min_items < 1:
+        raise GateInputError(f"--min-items must be a whole number >= 1, got {min_items}")
+    if max_real is not None and (int(max_real) != max_real or max_real < 0):
+        raise GateInputError(f"--max-real must be a whole number >= 0, got {max_real}")
+    if max_undetermined is not None and (int(max_undetermined) != max_undetermined or max_undetermined < 0):
+        raise GateInputError(f"--max-undetermined must be a whole number >= 0, got {max_undetermined}")
+    if diff is not None and max_real is None:
+        max_real = 0   # a diff given without a limit: any real divergence fails
+    if diff is not None and max_undetermined is None:
+        max_undetermined = 0   # an undetermined item may hide a real divergence: a lossless gate allows none
+    # a max_real in pyproject without --diff is simply unused: the diff check is opt-in per run
+    return GateSettings(max_drop=float(max_drop), alpha=float(alpha), min_items=int(min_items),
+                        max_real=None if diff is None else int(max_real), diff=Path(diff) if diff else None,
+                        config_file=config_file, max_errors=errors_limit, max_errors_percent=errors_percent,
+                        allow_underpowered=allow_underpowered,
+                        max_undetermined=None if diff is None else int(max_undetermined),
+                        equivalence_margin=None if equivalence_margin is None else float(equivalence_margin),
+                        diff_only=diff_only, check_drop=check_drop)
+
+
+def parse_max_errors(value: str | float | None) -> tuple[float | None, bool]:
+    """--max-errors N (items) or P% (of the items): (limit, is_percent); (None, False) unset."""
+    if value is None:
+        return None, False
+    text = str(value).strip()
+    percent = text.endswith("%")
+    try:
+        number = float(text[:-1] if percent else text)
+    except ValueError:
+        raise GateInputError(f"--max-errors must be a count of items or a percentage like 2%, got {value!r}") from None
+    if not math.isfinite(number) or number < 0 or (percent and number > 100) or (not percent and number != int(number)):
+        raise GateInputError(f"--max-errors must be a whole number of items >= 0 or a percentage in [0, 100], "
+                             f"got {value!r}")
+    return number, percent
