@@ -12,13 +12,12 @@ from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
 
 from evalsuite.analysis import stats
 from evalsuite.analysis.compare import (
-    DERIVED_HOW,
     CompareError,
     compare_runs,
     load_runs,
-    lookup,
-    sweep,
 )
+from evalsuite.analysis.compare_sweep import lookup, sweep
+from evalsuite.analysis.run_stats import DERIVED_HOW
 from evalsuite.analysis.compare_tables import compare_main
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is needed to check the statistics")

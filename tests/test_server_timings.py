@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from runfactory import make_run, rec
 
-from evalsuite.analysis.compare import compare_runs, server_seconds
+from evalsuite.analysis.compare import compare_runs
+from evalsuite.analysis.run_stats import server_seconds
 from evalsuite.analysis.compare_tables import format_comparison
 from evalsuite.store import load_run
 

@@ -1,7 +1,7 @@
 """Issue 21 #2: `compare` and `report` timed the same two runs differently (compare loaded them
 without `server_timings`, so it fell back to the client's latency while report used the server's
 timings), and the footnotes gave two definitions. Both now take time/item from one computation
-(compare.token_stats on runs loaded alike) and say what it is once."""
+(run_stats.token_stats on runs loaded alike) and say what it is once."""
 from __future__ import annotations
 
 import io

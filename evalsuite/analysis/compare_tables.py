@@ -1,7 +1,7 @@
 """Words for a comparison: the plain-text tables, `evalsuite compare`'s printout and its --plots/--json.
 
 The comparison itself (alignment, per-run statistics, paired tests, sweeps) is computed in
-compare.py, which knows nothing of how it is shown; this module and plots.py draw it.
+compare.py (with run_stats.py, paired.py, compare_sweep.py), which knows nothing of how it is shown; this module and plots.py draw it.
 """
 from __future__ import annotations
 
@@ -16,16 +16,15 @@ from .compare import (
     COMPARE_DROP,
     CompareError,
     Comparison,
-    Paired,
-    Sweep,
     compare_runs,
     fmt_num,
     fmt_p,
     fmt_pct,
     fmt_ratio,
     load_runs,
-    sweep,
 )
+from .compare_sweep import Sweep, sweep
+from .paired import Paired
 
 def accuracy_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     headers = ["run", "items", "correct", "wrong", "unextr.", "trunc.", "errors", "accuracy", "95% CI (Wilson)",
@@ -104,7 +103,7 @@ def reasoning_notes(cmp: Comparison) -> list[str]:
 
 
 def time_definition(cmp: Comparison) -> str:
-    """What time/item is in this comparison: one definition for every run (compare.token_stats)."""
+    """What time/item is in this comparison: one definition for every run (run_stats.token_stats)."""
     if cmp.runs and all(r.tokens.tts_source == "server" for r in cmp.runs):
         return ("the server's own timings (prompt_ms + predicted_ms), for every run: they do not depend on "
                 "the run's concurrency or queueing")
@@ -134,7 +133,7 @@ def format_comparison(cmp: Comparison) -> str:
 def equivalence_lines(cmp: Comparison, margin_pp: float) -> tuple[list[str], list[dict[str, Any]]]:
     """Each run against the first: the TOST verdict at ±margin_pp (docs/compare.md), as lines
     and as JSON objects."""
-    from .compare import paired_equivalence
+    from .paired import paired_equivalence
 
     lines, data = [], []
     for pair in cmp.pairs:

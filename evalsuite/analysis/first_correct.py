@@ -131,7 +131,7 @@ def first_correct(record: Mapping[str, Any], grade: Callable[[str], bool],
                   entries: Sequence[Mapping[str, Any]] | None = None, *, max_prefixes: int = MAX_PREFIXES,
                   max_seconds: float = MAX_SECONDS_PER_ITEM) -> FirstCorrect | None:
     """None when the record has no reasoning. `grade(text)`: the pack's grader on a prefix."""
-    from .compare import reasoning_tokens_of
+    from .run_stats import reasoning_tokens_of
 
     reasoning = record.get("reasoning") or ""
     if not reasoning.strip():

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..store import RunFolderError, bulky, load_run
-from .compare import paired
+from .paired import paired
 from .gate_checks import (Check, GateResult, _errors, accuracy_check, diff_counts, divergence_checks,
                           equivalence_check, errors_check, read_diff_json)
 from .gate_junit import junit_xml

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .compare import Paired, paired_equivalence
+from .paired import Paired, paired_equivalence
 from .gate_settings import GateInputError, GateSettings
 from .stats import Equivalence
 

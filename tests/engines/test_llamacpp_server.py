@@ -155,7 +155,8 @@ def test_rescore_gives_exact_margins_outside_the_recorded_top_k(tmp_path, data_d
 
 @pytest.mark.slow
 def test_compare_takes_time_to_solution_from_server_timings(tmp_path, data_dir, baseline_server):
-    from evalsuite.analysis.compare import compare_runs, server_seconds
+    from evalsuite.analysis.compare import compare_runs
+    from evalsuite.analysis.run_stats import server_seconds
     from evalsuite.analysis.compare_tables import format_comparison
     from evalsuite.store import load_run
 
