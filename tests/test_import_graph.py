@@ -139,6 +139,7 @@ def test_graph_covers_the_three_floors():
     assert "evalsuite.graders.verdict" in graph["evalsuite.tasks.pack"]       # `from ..graders.verdict import`
     assert "evalsuite.graders.sandbox" in graph["evalsuite.runner"]           # core -> graders
     assert "evalsuite.graders.parse" in graph["evalsuite.graders.numeric"]    # inside graders/
+    assert {"evalsuite.serve.managed", "evalsuite.engines.detect"} <= set(RUN_MACHINERY) & set(graph)
     assert len([m for m in graph if in_floor(m, GRADERS)]) > 10
     assert len([m for m in graph if in_floor(m, TASKS)]) > 10
 
