@@ -41,4 +41,5 @@ def test_each_stage_stamps_its_end_and_the_test_run_its_time_and_exit_code():
     stamp = 'ci_start=$(date +%s); stamp() { echo "[ci $(( $(date +%s) - ci_start )) s] $*"; }\n'
     out = subprocess.run(["bash", "-c", "set -euo pipefail\n" + stamp + script], capture_output=True, text=True)
     assert out.returncode == 3, out
-    assert re.search(r"^\[ci \d+ s\] tests took [12] s \(pytest exit 3\)$", out.stdout, re.M), out.stdout
+    # the 1 s sleep, in whole seconds: at least 1, and more when a loaded machine is slow to fork
+    assert re.search(r"^\[ci \d+ s\] tests took [1-9]\d* s \(pytest exit 3\)$", out.stdout, re.M), out.stdout

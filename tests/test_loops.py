@@ -88,7 +88,9 @@ def test_a_long_response_is_fast_enough():
     text = " ".join(rng.choice(["apple", "pear", "plum", "fig", "kiwi", "lime"]) for _ in range(80_000))  # no loop
     start = time.perf_counter()
     assert repeated_tail(text) is None
-    assert time.perf_counter() - start < 1.0
+    # ~0.05 s idle, 0.14 s on a loaded 2-core machine: the bound catches a scan that grows with
+    # the square of 480,000 characters (minutes), not the machine's speed (benchmarks/ measure that)
+    assert time.perf_counter() - start < 10.0
 
 
 def test_show_and_the_finished_runs_summary_json_count_looped(tmp_path, run_cli):

@@ -57,6 +57,11 @@ def test_offline_without_data_dir_fails_fast_and_says_offline_first(tmp_path):
     from fault_server import FaultServer
 
     hub = f"http://127.0.0.1:{free_port()}"     # a hub that refuses connections, as offline
+    # what starting the CLI and importing `datasets` costs on this machine now (12 s was seen
+    # on a loaded 2-core machine): "fast" is measured past it
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import evalsuite.cli, datasets"], check=True, timeout=300)
+    start_up = time.monotonic() - started
     with FaultServer(default_answer="The answer is 0") as server:
         started = time.monotonic()
         done = _cli("run", "gsm8k", "--endpoint", server.url, "--limit", "2", "--run-dir", str(tmp_path / "run"),
@@ -68,7 +73,9 @@ def test_offline_without_data_dir_fails_fast_and_says_offline_first(tmp_path):
     assert message.startswith("error: offline: cannot connect to 127.0.0.1"), done.stderr
     assert "--data-dir" in message
     assert "retry" not in done.stderr.lower() and "Traceback" not in done.stderr, done.stderr
-    assert elapsed < 20, f"{elapsed:.0f} s to say offline"
+    print(f"offline said {elapsed:.1f} s after the start ({start_up:.1f} s to start the CLI and import datasets)")
+    # offline, `datasets` retries the hub for half a minute: that is what the bound must exclude
+    assert elapsed - start_up < 15, f"{elapsed:.0f} s to say offline ({start_up:.0f} s of them starting up)"
 
 
 def test_tasks_says_per_pack_where_the_data_would_come_from(tmp_path, data_dir):
