@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -88,6 +89,11 @@ def tiny_hf_model(perturb: float = 0.0, seed: int = 0, folder: Path | None = Non
     return out
 
 
+# what a server's log says when its port was taken (llama-server; uvicorn, under vLLM and
+# transformers serve)
+BIND_FAILED = ("couldn't bind", "address already in use")
+
+
 def _get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.status, r.read()
@@ -101,6 +107,9 @@ class EngineServer:
     model_name = MODEL_ALIAS
 
     def __init__(self, port: int | None = None, env: dict | None = None, ready_timeout: float = 300.0):
+        # a port picked here is free when picked, not when the server binds it seconds later (another
+        # test's server or connection can take it meanwhile): the first start then tries another
+        self.port_picked = port is None
         self.port = port or free_port()
         self.env = env or {}
         self.ready_timeout = ready_timeout
@@ -123,7 +132,26 @@ class EngineServer:
     def log_tail(self, n: int = 4000) -> str:
         return self.log.read_text(errors="replace")[-n:]
 
-    def start(self) -> "EngineServer":
+    def start(self, tries: int = 3) -> "EngineServer":
+        """Start and wait until ready. A port this object picked that was taken before the server
+        bound it is replaced by another one, on the first start only (a restart keeps its URL)."""
+        for attempt in range(1, tries + 1):
+            log_start = self.log.stat().st_size
+            try:
+                self._start_once()
+            except RuntimeError:
+                said = self.log.read_bytes()[log_start:].decode(errors="replace").lower()
+                if not (self.port_picked and attempt < tries and any(s in said for s in BIND_FAILED)):
+                    raise
+                print(f"{self.name}: port {self.port} was taken before the server bound it; trying another",
+                      file=sys.stderr)
+                self.port = free_port()
+                continue
+            self.port_picked = False   # started: a later start (a restart) keeps this URL
+            return self
+        raise AssertionError("unreachable: the last try returns or raises")
+
+    def _start_once(self) -> "EngineServer":
         t0 = time.monotonic()
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

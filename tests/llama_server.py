@@ -47,6 +47,8 @@ class LlamaServer:
         self.model_path = Path(model_path)
         self.draft = draft
         self.num_pred_tokens = num_pred_tokens
+        # picked here: free when picked, maybe taken by the time uvicorn binds it (see start)
+        self.port_picked = port is None
         self.port = port or free_port()
         self.extra_args = extra_args
         self.proc: subprocess.Popen | None = None
@@ -64,7 +66,26 @@ class LlamaServer:
             cmd += ["--draft_model", "prompt-lookup-decoding", "--draft_model_num_pred_tokens", str(self.num_pred_tokens)]
         return cmd + list(self.extra_args)
 
-    def start(self, wait: float = 120.0) -> "LlamaServer":
+    def start(self, wait: float = 120.0, tries: int = 3) -> "LlamaServer":
+        """Start and wait until ready. A port this object picked that another process took before
+        the server bound it is replaced by another one, on the first start only (a restart keeps
+        its URL: tests/engine_servers.py does the same for the real engines)."""
+        for attempt in range(1, tries + 1):
+            log_start = self.log.stat().st_size
+            try:
+                self._start_once(wait)
+            except RuntimeError:
+                said = self.log.read_bytes()[log_start:].decode(errors="replace").lower()
+                if not (self.port_picked and attempt < tries and "address already in use" in said):
+                    raise
+                print(f"llama server: port {self.port} was taken before it bound it; trying another", file=sys.stderr)
+                self.port = free_port()
+                continue
+            self.port_picked = False
+            return self
+        raise AssertionError("unreachable: the last try returns or raises")
+
+    def _start_once(self, wait: float) -> "LlamaServer":
         log = open(self.log, "ab")
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + wait

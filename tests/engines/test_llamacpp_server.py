@@ -90,6 +90,25 @@ def test_perturbed_weights_are_real_divergences(tmp_path, data_dir, tiny_models,
         assert item["margin"] is None or item["margin"] > 0.1, item
 
 
+def test_a_picked_port_taken_before_the_server_binds_it_is_replaced(gguf, llama_server_bin):
+    # the race every engine test runs: a port is free when picked and taken (another test's server
+    # or connection) by the time the server binds it. A first start moves to another port; a
+    # restart, or a port given by the caller, fails as before (test_llama_server_sigterm waits)
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        server = LlamaCppServer(gguf)
+        server.port = taken                     # as if another process had bound it meanwhile
+        with server:
+            assert server.port != taken and server.post("/v1/chat/completions", dict(CHAT, max_tokens=2))
+        assert "couldn't bind" in server.log.read_text(errors="replace")
+        with pytest.raises(RuntimeError, match="couldn't bind"):
+            LlamaCppServer(gguf, port=taken).start()
+
+
 def test_logprob_entries_and_timings_have_llama_server_shapes(baseline_server):
     # Not the OpenAI shape: id and bytes beside token, in chat and in /v1/completions.
     r = baseline_server.post("/v1/chat/completions", CHAT)
