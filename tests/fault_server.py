@@ -144,6 +144,11 @@ class FaultServer:
         await site.start()
         self.port = self._runner.addresses[0][1]
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections still open: 0 once every request a killed client sent is counted."""
+        return len(self._runner.server.connections) if self._runner and self._runner.server else 0
+
     def stop(self) -> None:
         """Stop serving; in-flight requests are cut. The same port can be served again afterwards."""
         if self._loop is None or self._thread is None:

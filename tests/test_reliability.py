@@ -311,7 +311,12 @@ def test_sigkilled_run_keeps_valid_records_and_resumes_exactly_once(data_dir, tm
         before_ids = [r["id"] for r in before]
         assert len(before_ids) == len(set(before_ids)) and 30 <= len(before) < n_items
         assert manifest_of(run_dir)["status"] == "running"  # it never got to say otherwise
-        time.sleep(0.3)  # let the server finish the requests that were in flight at the kill
+        # the requests in flight at the kill reach the server when it gets the CPU (a fixed 0.3 s
+        # was a guess): once the dead client's connections are all closed, every one is counted
+        deadline = time.monotonic() + 60
+        while server.open_connections and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not server.open_connections, "the killed client's connections stayed open"
         asked_before = dict(server.asked)
 
         resumed = run_evalsuite("run", "gsm8k", "--endpoint", server.url, "--data-dir", data_dir, "--limit", n_items,
