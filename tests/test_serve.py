@@ -196,7 +196,9 @@ def test_a_server_killed_twice_is_restarted_twice_and_nothing_is_lost_or_asked_t
 
     thread = threading.Thread(target=killer)
     thread.start()
-    proc = run_cli("run", "gsm8k", "--serve", serve_command(answers, requests, "--delay", 0.02), "--limit", 200,
+    # --delay 0.05: the 80 items after the second kill take >= 1 s, time for the killer thread to
+    # act on a loaded machine before the run is over (0.02 left it 0.4 s)
+    proc = run_cli("run", "gsm8k", "--serve", serve_command(answers, requests, "--delay", 0.05), "--limit", 200,
                    "--concurrency", 4, "--data-dir", data_dir, "--run-dir", folder)
     thread.join()
     assert len(killed) == 2, "the server was not killed twice: the test proved nothing"
@@ -245,7 +247,7 @@ def test_past_max_restarts_the_run_stops_resumably(tmp_path, data_dir, answers):
 
     thread = threading.Thread(target=killer)
     thread.start()
-    command = serve_command(answers, requests, "--delay", 0.02)
+    command = serve_command(answers, requests, "--delay", 0.05)   # >= 0.75 s after the second kill (see above)
     proc = run_cli("run", "gsm8k", "--serve", command, "--limit", 100, "--max-restarts", 1, "--data-dir", data_dir,
                    "--run-dir", folder)
     thread.join()
