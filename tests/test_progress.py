@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from fault_server import FaultServer, prompt_key
 
 from evalsuite.progress import Progress, clock
@@ -123,7 +124,19 @@ def record(outcome: str, completion_tokens: int | None = None, endpoint: str = "
     return {"outcome": outcome, "usage": usage, "endpoint": endpoint}
 
 
-def test_line_fields_no_usage_down_endpoints_and_eta():
+@pytest.fixture()
+def frozen_clock(monkeypatch) -> float:
+    """evalsuite.progress's clock stopped: a figure such as "1m05s" or "ETA 9m00s" read a second
+    later on a loaded machine would be "1m06s"; the test sets the times it means instead."""
+    import types
+
+    import evalsuite.progress as progress
+
+    monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: 1000.0))
+    return 1000.0
+
+
+def test_line_fields_no_usage_down_endpoints_and_eta(frozen_clock):
     p = Progress(total=100, done=0, quiet=False, stream=_Stream())
     for outcome in ("correct", "wrong", "error"):
         p.update(record(outcome))
@@ -136,7 +149,7 @@ def test_line_fields_no_usage_down_endpoints_and_eta():
     assert "ETA 9m00s" in p.line()
     assert "out tok/s n/a" not in p.line()
 
-    now = time.monotonic()
+    now = frozen_clock
     p.watch(_States(["http://a/v1", "http://b/v1"], down_since={"http://b/v1": now - 65},
                     retired={"http://b/v1": {"reason": "refused"}}, retrying=2))
     line = p.line()
@@ -148,12 +161,12 @@ def test_line_fields_no_usage_down_endpoints_and_eta():
     assert "ETA -" in p.line()                    # no ETA while the only endpoint is down
 
 
-def test_live_frame_lists_each_endpoint_when_there_are_several():
+def test_live_frame_lists_each_endpoint_when_there_are_several(frozen_clock):
     from rich.console import Console
 
     p = Progress(total=10, done=0, quiet=False, stream=_Stream())
     p.update(record("correct", 5, "http://a/v1"))
-    p.watch(_States(["http://a/v1", "http://b/v1"], down_since={"http://b/v1": time.monotonic() - 12}))
+    p.watch(_States(["http://a/v1", "http://b/v1"], down_since={"http://b/v1": frozen_clock - 12}))
     console = Console(width=160, record=True, file=_Stream())
     console.print(p.renderable())
     frame = console.export_text()
