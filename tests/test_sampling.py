@@ -245,6 +245,7 @@ def test_killed_sampled_run_resumes_each_item_and_sample_exactly_once(data_dir, 
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
+        stub.wait_for_closed_connections()   # every request sent before the kill counted in `asked`
         before = {(r["id"], r["sample"]): r for r in raw_records(run_dir)}
         assert 10 <= len(before) < n_items * samples
         asked = stub.completions

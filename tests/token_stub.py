@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import threading
+import time
 
 from aiohttp import web
 
@@ -57,6 +58,19 @@ class ServedStub:
         self.thread.start()
         ready.wait(10)
         return self
+
+    @property
+    def open_connections(self) -> int:
+        """Client connections still open: 0 once every request a killed client sent is counted."""
+        return len(self.runner.server.connections) if self.runner.server else 0
+
+    def wait_for_closed_connections(self, limit: float = 60.0) -> None:
+        """Until a killed client's connections are closed here: its last requests, sent before the
+        kill, reach the server when it gets the CPU (late on a loaded machine)."""
+        deadline = time.monotonic() + limit
+        while self.open_connections and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not self.open_connections, "the killed client's connections stayed open"
 
     def __exit__(self, *exc) -> None:
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
