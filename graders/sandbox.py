@@ -16,7 +16,11 @@ EVALSUITE_GRADER_TIMEOUT) is the sympy time one verdict may use in total, across
 steps: a 16 x 16 set costs one deadline, not 256. Time spent starting a worker (importing
 sympy, once per worker) and waiting for a free worker is not charged to it, so a verdict
 does not change with the caller's concurrency; the wait for a free worker is bounded by
-QUEUE_TIMEOUT_S.
+QUEUE_TIMEOUT_S. What is charged is the worker's CPU time on the job (read from /proc where
+there is one, else wall time), so a verdict does not change with the machine's load either:
+on a loaded 2-core machine a 1 s set took 3-6 s of wall time and came back undecided under
+a wall-time deadline. A job that neither answers nor uses CPU is given up after
+WALL_FACTOR x its limit of wall time.
 
 Only plain tuples built by parse.py travel to the workers, never model text to evaluate.
 The fast paths in numeric.py never get here, so the common case costs no process at all.
@@ -40,6 +44,8 @@ STARTUP_TIMEOUT_S = 120.0      # importing sympy on a loaded machine can be slow
 QUEUE_TIMEOUT_S = 120.0        # longest wait for a free worker before giving up with an error
 MAX_WORKERS = int(os.environ.get("EVALSUITE_GRADER_WORKERS", "2"))
 WORKER_MEMORY_BYTES = 2 * 1024 ** 3
+WALL_FACTOR = 10.0             # a job's wall-time cap, in multiples of its CPU-time limit
+POLL_S = 0.05                  # how often a waiting caller reads the worker's CPU time
 
 
 class SandboxTimeout(Exception):
@@ -168,6 +174,52 @@ def _start_worker() -> _Worker:
     return worker
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """The process's CPU time so far: schedstat's nanoseconds (its one thread: the workers
+    are single-threaded), else stat's clock ticks; None where /proc has neither (not Linux)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _JobClock:
+    """What one job costs on the deadline: the worker's CPU time, else wall time."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.started = time.monotonic()
+        self.cpu0 = _cpu_seconds(pid)
+
+    def spent(self) -> float:
+        if self.cpu0 is not None:
+            cpu = _cpu_seconds(self.pid)
+            if cpu is not None:
+                return max(cpu - self.cpu0, 0.0)
+        return time.monotonic() - self.started
+
+    def wait(self, conn: Any, limit: float) -> tuple[bool, float]:
+        """(answered, seconds spent): waits until the worker answers, has used `limit` of CPU
+        time, or WALL_FACTOR x limit of wall time has passed."""
+        if self.cpu0 is None:
+            return conn.poll(limit), time.monotonic() - self.started
+        wall_cap = self.started + WALL_FACTOR * limit
+        while True:
+            spent = self.spent()
+            now = time.monotonic()
+            if spent >= limit or now >= wall_cap:
+                return conn.poll(0), spent
+            if conn.poll(min(POLL_S, limit - spent, wall_cap - now)):
+                return True, self.spent()
+
+
 class Pool:
     def __init__(self, max_workers: int = MAX_WORKERS):
         self.max_workers = max_workers
@@ -197,20 +249,21 @@ class Pool:
                 if worker is not None:
                     worker.kill()
                 worker = _start_worker()
-            started = time.monotonic()
+            spent = 0.0
             try:
+                clock = _JobClock(worker.process.pid)
                 worker.send_conn.send((name, args, limit))
-                ready = worker.recv_conn.poll(limit)
+                ready, spent = clock.wait(worker.recv_conn, limit)
             except (OSError, BrokenPipeError):
                 worker.kill()
                 raise SandboxError("grader worker pipe broke") from None
             finally:
                 if budget is not None:
-                    budget.left -= time.monotonic() - started
+                    budget.left -= spent
             if not ready:
                 worker.kill()
                 self.kills += 1
-                raise SandboxTimeout(f"sympy step {name!r} ran past the {limit:.2g} s left on the deadline")
+                raise SandboxTimeout(f"sympy step {name!r} ran past the {limit:.2g} s (CPU time) left on the deadline")
             try:
                 status, value = worker.recv_conn.recv()
             except (EOFError, OSError):

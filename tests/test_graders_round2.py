@@ -244,6 +244,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 from evalsuite.graders import sandbox
 
@@ -293,6 +294,38 @@ def test_one_deadline_covers_every_sympy_step():
         with pytest.raises(sandbox.SandboxTimeout, match="deadline"):
             sandbox.run("ping")  # nothing left for a second step
     assert sandbox.run("ping") == "pong"  # outside the call, a fresh budget
+
+
+@pytest.mark.skipif(not Path("/proc/self/schedstat").exists() and not Path("/proc/self/stat").exists(),
+                    reason="the worker's CPU time is read from /proc (Linux); elsewhere the deadline is wall time")
+def test_the_deadline_charges_the_workers_cpu_time_not_the_machines_load():
+    # A loaded machine gives the worker less of a core: its wall time grows, its CPU time does not.
+    # The worker is stopped (SIGSTOP) for 1.5 s in the middle of a 0.2 s job under a 0.6 s deadline:
+    # a wall-time deadline kills it (what made verdicts change with load), a CPU-time one does not.
+    import signal
+    import threading
+
+    sandbox.prestart(block=True)
+    pid = sandbox.pool()._idle[-1].process.pid
+
+    def pause():
+        time.sleep(0.05)
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(1.5)
+        os.kill(pid, signal.SIGCONT)
+
+    pauser = threading.Thread(target=pause)
+    with sandbox.deadline(0.6) as budget:
+        start = time.monotonic()
+        pauser.start()
+        assert sandbox.run("spin", 0.2) == "done"
+        assert time.monotonic() - start >= 1.5
+        assert 0 < budget.left < 0.6     # charged what it used on a core, not the 1.5 s it waited
+    pauser.join()
+    # and a job that needs more CPU than the deadline still ends in it
+    with sandbox.deadline(0.3):
+        with pytest.raises(sandbox.SandboxTimeout, match="CPU time"):
+            sandbox.run("spin", 30.0)
 
 
 def test_a_16_by_16_set_is_decided_within_one_deadline():
