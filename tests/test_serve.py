@@ -154,6 +154,45 @@ def test_keys_in_the_command_are_never_recorded():
                                                                                "VLLM_CPU_KVCACHE_SPACE": "1"}
 
 
+def test_a_chosen_port_taken_before_the_server_listens_moves_the_first_start_to_another(tmp_path, answers, monkeypatch):
+    # `{port}` is a port that was free a moment ago; another process can take it before the server
+    # binds it (seen on loaded machines). The first start moves to another free port; a port the
+    # user wrote stays theirs and fails with the reason.
+    import asyncio
+    import socket
+
+    import evalsuite.serve.command as command
+    from evalsuite.serve.managed import ManagedServer, ServerFailed, lost_the_port
+
+    assert lost_the_port("0.00.003.309 E srv  start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 1")
+    assert lost_the_port("OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1', 8000): "
+                         "address already in use")
+    assert not lost_the_port("cannot load the model file")
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    taken = holder.getsockname()[1]
+    real_free_port, handed = command.free_port, []
+
+    def free_port(host="127.0.0.1"):
+        handed.append(taken if not handed else real_free_port(host))
+        return handed[-1]
+
+    monkeypatch.setattr(command, "free_port", free_port)
+    server = ManagedServer(serve_command(answers, tmp_path / "requests.log"), tmp_path / "a", quiet=True)
+    assert server.port == taken
+    try:
+        asyncio.run(server.start())
+        assert server.port != taken and server.port == handed[-1] and len(handed) == 2
+        assert str(server.port) in server.argv
+    finally:
+        server.stop()
+    fixed = serve_command(answers, tmp_path / "requests.log").replace("{port}", str(taken))
+    with pytest.raises(ServerFailed, match="already in use"):
+        asyncio.run(ManagedServer(fixed, tmp_path / "b", quiet=True).start())
+    holder.close()
+
+
 # ----------------------------------------------------------------------------- end to end
 
 def test_run_serve_starts_the_server_records_it_and_stops_it(tmp_path, data_dir, answers):

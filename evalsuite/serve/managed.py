@@ -64,14 +64,27 @@ def probe(base: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
     return None
 
 
+PORT_RACE_TRIES = 3
+# what servers print when the port is taken: llama-server, uvicorn (vLLM, SGLang, transformers)
+_PORT_TAKEN = ("couldn't bind", "address already in use", "errno 98", "eaddrinuse", "is already in use by another")
+
+
+def lost_the_port(log_tail: str) -> bool:
+    return any(marker in log_tail.lower() for marker in _PORT_TAKEN)
+
+
 class ManagedServer:
     """One server command: launch, wait until ready, stop its process group, read its log."""
 
     def __init__(self, command: str, folder: Path, values: Mapping[str, str] | None = None,
                  ready_timeout: float = 600.0, stop_timeout: float = 30.0, secret: str | None = None,
                  quiet: bool = False, log_name: str = LOG_NAME):
-        self.command = command
+        self.command, self.values = command, values
         self.argv, self.env, self.host, self.port = parse_command(command, values)
+        # `{port}` filled with a port that was free a moment ago: another process may bind it
+        # before the server does (a race seen with loaded test machines), so a first start that
+        # lost it moves to another free port; a restart keeps the run's URL
+        self.port_chosen = "{port}" in command and "port" not in (values or {})
         self.folder = Path(folder)
         self.log_path = self.folder / log_name
         self.ready_timeout, self.stop_timeout = ready_timeout, stop_timeout
@@ -161,12 +174,24 @@ class ManagedServer:
             print(f"starting the server: {self.describe()} (log {self.log_path})", file=sys.stderr)
         loop = asyncio.get_running_loop()
         self._hashing = loop.run_in_executor(None, fingerprints, self.argv)   # while it loads the same files
-        self.launch()
-        try:
-            self.ready_seconds = await self.wait_ready()
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(PORT_RACE_TRIES):
+            try:
+                self.launch()
+                self.ready_seconds = await self.wait_ready()
+                break
+            except ServerFailed as e:
+                self.stop()
+                if not (self.port_chosen and attempt + 1 < PORT_RACE_TRIES
+                        and (lost_the_port(str(e)) or lost_the_port(self.log_tail()))):
+                    raise
+                old = self.port
+                self.argv, self.env, self.host, self.port = parse_command(self.command, self.values)
+                if not self.quiet:
+                    print(f"port {old} was taken before the server could listen on it: starting it on {self.port}",
+                          file=sys.stderr)
+            except BaseException:
+                self.stop()
+                raise
         if not self.quiet:
             print(f"server ready at {self.url} in {self.ready_seconds:.1f} s (pid {self.proc.pid})", file=sys.stderr)
         return self
