@@ -224,15 +224,21 @@ def _keys(tables: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     return [out[0], out[2]], [out[1], out[3]]
 
 
-def position_drift(tb: Any, tc: Any, prefix: int) -> PositionDrift | None:
+def position_drift(tb: Any, tc: Any, prefix: int, views: tuple[Any, Any] | None = None) -> PositionDrift | None:
     """The drift at each of the first `prefix` positions of two token_schema() Arrow tables
-    (positions where the emitted tokens agree), at those where both have a logprob and a top-K."""
+    (positions where the emitted tokens agree), at those where both have a logprob and a top-K.
+    `views`: the tables' numpy arrays (store.token_arrays), which answer the common case of
+    the same numbers on both sides without Arrow calls."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if tb is None or tc is None or prefix <= 0:
         return None
+    if views is not None and views[0].numbers_plain(prefix) and views[1].numbers_plain(prefix) \
+            and views[0].numbers_equal(views[1], prefix):
+        n = views[0].measured(prefix)      # the shortcut below, read from the arrays
+        return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32))
     tb, tc = tb.slice(0, prefix).combine_chunks(), tc.slice(0, prefix).combine_chunks()
     if all(tb.column(name).equals(tc.column(name)) for name in ("logprob", "top_id", "top_logprob", "top_bytes")) \
             and tb.column("top_id").null_count == 0:
@@ -292,7 +298,7 @@ def position_drift(tb: Any, tc: Any, prefix: int) -> PositionDrift | None:
     return PositionDrift(kl.astype(np.float32), top_b == top_c, dp.astype(np.float32))
 
 
-def common_prefix(tb: Any, tc: Any) -> int:
+def common_prefix(tb: Any, tc: Any, views: tuple[Any, Any] | None = None) -> int:
     """How many leading tokens the two tables have in common (by id, else bytes, else text)."""
     import numpy as np
 
@@ -301,6 +307,9 @@ def common_prefix(tb: Any, tc: Any) -> int:
     n = min(tb.num_rows, tc.num_rows)
     if n == 0:
         return 0
+    if views is not None and views[0].ids_complete(n) and views[1].ids_complete(n):
+        differ = np.flatnonzero(views[0].ids(n) != views[1].ids(n))
+        return int(differ[0]) if differ.size else n
     ib, ic = tb.column("id").slice(0, n), tc.column("id").slice(0, n)
     if ib.null_count == 0 and ic.null_count == 0:
         kb, kc = ib.to_numpy(), ic.to_numpy()
@@ -311,21 +320,23 @@ def common_prefix(tb: Any, tc: Any) -> int:
 
 
 def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
-               same_tokens: bool = False) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
+               same_tokens: bool = False, views: tuple[Any, Any] | None = None
+               ) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
     """One item's drift: (its summary, the per-position values, tokens walked in common, whether
     the walk ended at a divergence). The common prefix ends at the verdict's divergence when
     there is one, else where the two token streams part (an identical text tokenised apart, or
     entries a stream skipped) or at the shorter end. `same_tokens`: the caller already knows the
-    two streams are the same tokens (identical_by_columns)."""
+    two streams are the same tokens (identical_by_columns). `views`: the tables' numpy arrays
+    (store.token_arrays), when the caller has them."""
     import numpy as np
 
     if tb is None or tc is None:
         return None, None, 0, False
-    prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc)
+    prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc, views)
     diverged = verdict not in ("identical", "cut_prefix") and token_index is not None
     if diverged:
         prefix = min(prefix, token_index)
-    values = position_drift(tb, tc, prefix)
+    values = position_drift(tb, tc, prefix, views)
     if values is None:
         return ItemDrift(prefix, 0, None, None, None, None), None, prefix, diverged
     n = len(values.kl)

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Iterator
 
 from .layout import RECORDS, SAMPLE_FIELD, TOKEN_FIELD, TOKENS, TOKENS_LIVE, RunFolderError, _AtomicFile, _read, loads
 from .record import bulky
+from .token_arrays import ItemArrays, TokenArrays
 from .tokens import TokenColumns, _entries, token_schema
 
 
@@ -93,27 +94,53 @@ def _encode_tokens(table):
     return pa.Table.from_arrays([out[f.name].cast(f.type) for f in schema], schema=schema)
 
 
+def _full_flags(lengths):
+    """bytes_flags with every alternative's bit set, for rows of these alternative counts
+    (the chosen token's bit 0 not included)."""
+    import numpy as np
+
+    table = np.zeros(_FLAG_SLOTS + 1, dtype=np.int64)
+    for k in range(1, _FLAG_SLOTS + 1):
+        table[k] = table[k - 1] | (1 << (2 * k))
+    return table[np.minimum(lengths, _FLAG_SLOTS)]
+
+
 def _decode_tokens(table):
     """The stored form -> token_schema() columns, exactly as written."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    cols = {name: table.column(name).combine_chunks() for name in table.column_names}
-    offsets, parent, slot = _list_layout(cols["top_token"])
+    cols = {name: table.column(name).chunk(0) if table.column(name).num_chunks == 1 else table.column(name).combine_chunks()
+            for name in table.column_names}
     flags = cols["bytes_flags"].to_numpy(zero_copy_only=False).astype(np.int64)
     rank = cols["chosen_rank"].to_numpy(zero_copy_only=False).astype(np.int64)
     top = {k: cols[f"top_{k}"].flatten() for k in ("token", "bytes", "id", "logprob")}
-    top_flag = (np.right_shift(flags[parent], 2 * (np.minimum(slot, _FLAG_SLOTS - 1) + 1)) & 1).astype(bool) & (slot < _FLAG_SLOTS)
-    top_bytes = pc.if_else(pa.array(top_flag), pc.cast(top["token"], pa.binary()), top["bytes"])
+    lengths = cols["top_token"].value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # The common case: every alternative's bytes are the UTF-8 of its text (all its flag bits
+    # set), so the column is the texts' own buffers; else the flags are read slot by slot.
+    full = _full_flags(lengths)
+    if lengths.size and lengths.max() <= _FLAG_SLOTS and np.array_equal(flags & full, full):
+        top_bytes = pc.cast(top["token"], pa.binary())
+    else:
+        _, parent, slot = _list_layout(cols["top_token"])
+        top_flag = (np.right_shift(flags[parent], 2 * (np.minimum(slot, _FLAG_SLOTS - 1) + 1)) & 1).astype(bool) & (slot < _FLAG_SLOTS)
+        top_bytes = pc.if_else(pa.array(top_flag), pc.cast(top["token"], pa.binary()), top["bytes"])
     out = {"part": cols["part"]}
     derived = rank >= 0
     at = pa.array(np.where(derived, offsets[:-1] + np.maximum(rank, 0), 0))
+    every = bool(derived.all())
     mask = pa.array(derived)
     for k, values in (("token", top["token"]), ("bytes", top_bytes), ("id", top["id"]), ("logprob", top["logprob"])):
-        out[k] = pc.if_else(mask, pc.take(values, at), cols[k]) if len(values) else cols[k]
-    utf8 = pa.array(~derived & (flags & 1).astype(bool))
-    out["bytes"] = pc.if_else(utf8, pc.cast(out["token"], pa.binary()), out["bytes"])
+        if not len(values):
+            out[k] = cols[k]
+        else:   # every row derived: the chosen token is always one of its alternatives (greedy runs)
+            out[k] = pc.take(values, at) if every else pc.if_else(mask, pc.take(values, at), cols[k])
+    utf8 = ~derived & (flags & 1).astype(bool)
+    if utf8.any():
+        out["bytes"] = pc.if_else(pa.array(utf8), pc.cast(out["token"], pa.binary()), out["bytes"])
     off = pa.array(offsets.astype(np.int32))
     out["top_token"] = pa.ListArray.from_arrays(off, top["token"])
     out["top_bytes"] = pa.ListArray.from_arrays(off, top_bytes)
@@ -167,6 +194,19 @@ def _whole_blobs_end(path: Path) -> int:
     return end
 
 
+class _Group:
+    """One decoded row group of tokens.parquet, and its numpy arrays once asked for."""
+
+    def __init__(self, table: Any):
+        self.table = table
+        self._arrays: TokenArrays | None = None
+
+    def arrays(self) -> TokenArrays:
+        if self._arrays is None:
+            self._arrays = TokenArrays(self.table)
+        return self._arrays
+
+
 class TokenStreams:
     """One run's token streams, item by item: from tokens.parquet (finished runs), tokens.arrows
     (live or resumed runs; a later blob for an id wins when its count matches the record) and
@@ -178,7 +218,9 @@ class TokenStreams:
         self.inline = dict(inline or {})
         self._parquet = None
         self._pq_index: dict[str, tuple[int, int, int]] = {}
-        self._group: tuple[int, Any] | None = None
+        self._group: tuple[int, _Group] | None = None
+        self._pool: Any = None          # read_ahead()'s thread
+        self._ahead: tuple[int, Any] | None = None
         parquet = self.run_dir / TOKENS
         if parquet.exists():
             import pyarrow.parquet as pq
@@ -211,13 +253,57 @@ class TokenStreams:
             return pa.ipc.open_stream(pa.py_buffer(payload)).read_all()
         if item_id in self._pq_index:
             group, start, count = self._pq_index[item_id]
-            if self._group is None or self._group[0] != group:
-                self._group = (group, _decode_tokens(self._parquet.read_row_group(group)))
-            return self._group[1].slice(start, count)
+            return self._decoded(group).table.slice(start, count)
         if n == 0:
             return token_schema().empty_table()
         raise RunFolderError(f"{self.run_dir}: item {item_id} has {n} token entries but none are stored "
                              f"({TOKENS}, {TOKENS_LIVE})")
+
+    def arrays(self, item_id: str) -> "ItemArrays | None":
+        """The item's tokens as numpy views (store/token_arrays.py), or None when none are
+        stored: for tokens.parquet a slice of its row group's arrays, built once per group."""
+        if self.counts.get(item_id) is not None and item_id in self._pq_index and item_id not in self.inline \
+                and item_id not in self._live:
+            group, start, count = self._pq_index[item_id]
+            return self._decoded(group).arrays().item(start, count)
+        return ItemArrays.of(self.table(item_id))
+
+    def read_ahead(self) -> None:
+        """Items will be asked for in file order (a diff): decode the next row group in a
+        background thread while this one is walked (Parquet reading, Arrow and numpy
+        release the GIL), with its arrays. At most two groups are held."""
+        if self._parquet is not None and self._parquet.metadata.num_row_groups > 1 and self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokens-read-ahead")
+
+    def _decoded(self, group: int) -> "_Group":
+        if self._group is not None and self._group[0] == group:
+            return self._group[1]
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == group:
+            decoded = ahead[1].result()
+        elif self._pool is not None:    # one reader thread: the ParquetFile is never read by two at once
+            decoded = self._pool.submit(self._read_group, group, True).result()
+        else:
+            decoded = self._read_group(group, False)
+        self._group = (group, decoded)
+        if self._pool is not None and group + 1 < self._parquet.metadata.num_row_groups:
+            self._ahead = (group + 1, self._pool.submit(self._read_group, group + 1, True))
+        return decoded
+
+    def _read_group(self, group: int, with_arrays: bool) -> "_Group":
+        columns = [name for name in self._parquet.schema_arrow.names if name != "item"]
+        # read ahead, each run's reader is a thread of its own: no pool of column threads on top
+        decoded = _Group(_decode_tokens(self._parquet.read_row_group(group, columns=columns, use_threads=not with_arrays)))
+        if with_arrays:
+            decoded.arrays()
+        return decoded
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool, self._ahead = None, None
 
     def _inline_entries(self, item_id: str) -> list[dict[str, Any]]:
         start, length = self.inline[item_id]
