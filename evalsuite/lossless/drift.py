@@ -65,26 +65,40 @@ class DriftAccumulator:
         self.diverged.append(diverged)
 
     def summary(self) -> "DriftSummary | None":
+        """The run pair's figures; the positions are handed over (let go as they are read):
+        call once, after the last add()."""
         import numpy as np
 
         if not self.ends:
             return None
-        kl = np.concatenate(self.kl).astype(np.float64) if self.kl else np.zeros(0)
-        same = np.concatenate(self.same) if self.same else np.zeros(0, bool)
-        dp = np.concatenate(self.dp).astype(np.float64) if self.dp else np.zeros(0)
-        ends, events = np.asarray(self.ends), np.asarray(self.diverged)
-        walked = int(ends.sum())
-        n = int(kl.size)
 
         def pct(a: Any, q: float) -> float | None:
             return float(np.quantile(a, q)) if a.size else None
+
+        def joined(parts: list[Any], dtype: Any) -> Any:
+            # one run pair's positions (11,582 x 1,000 tokens: ~90 MB as float64): the parts are
+            # let go as soon as they are joined, and each figure's array after its figures
+            out = np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+            parts.clear()
+            return out
+        kl = joined(self.kl, np.float64)
+        n = int(kl.size)
+        kl_figures = dict(kl_mean=float(kl.mean()) if n else None, kl_median=pct(kl, 0.5), kl_p99=pct(kl, 0.99),
+                          kl_max=float(kl.max()) if n else None)
+        del kl
+        same = joined(self.same, bool)
+        same_top1 = float(same.mean()) if n else None
+        del same
+        dp = joined(self.dp, np.float64)
+        dp_rms = float(np.sqrt((dp ** 2).mean())) if n else None
+        dp = np.abs(dp, out=dp)
+        dp_figures = dict(dp_mean_abs=float(dp.mean()) if n else None, dp_rms=dp_rms, dp_p99_abs=pct(dp, 0.99))
+        del dp
+        ends, events = np.asarray(self.ends), np.asarray(self.diverged)
+        walked = int(ends.sum())
         return DriftSummary(
-            items=len(self.ends), tokens=n, walked_tokens=walked,
-            kl_mean=float(kl.mean()) if n else None, kl_median=pct(kl, 0.5), kl_p99=pct(kl, 0.99),
-            kl_max=float(kl.max()) if n else None,
-            same_top1=float(same.mean()) if n else None,
-            dp_mean_abs=float(np.abs(dp).mean()) if n else None, dp_rms=float(np.sqrt((dp ** 2).mean())) if n else None,
-            dp_p99_abs=pct(np.abs(dp), 0.99),
+            items=len(self.ends), tokens=n, walked_tokens=walked, **kl_figures,
+            same_top1=same_top1, **dp_figures,
             divergences=int(events.sum()),
             divergences_per_1000=1000.0 * float(events.sum()) / walked if walked else None,
             survival=tuple(survival_curve(ends, events)))
