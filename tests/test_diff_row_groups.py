@@ -145,3 +145,26 @@ def test_items_of_one_row_group_share_its_arrays(tmp_path):
     for (item_id, eb, *_), v in zip(items, views):
         assert v.n == len(eb) and v.table.num_rows == len(eb)
         assert v.ids().tolist() == [e["id"] for e in eb]
+
+
+def test_items_with_equal_digests_are_decided_without_reading_the_tokens(tmp_path, monkeypatch):
+    from evalsuite.store.token_files import TokenStreams
+
+    items = [i for i in planted() if i[0].startswith("same/") or i[0] in ("not_top1/0", "drift/0", "nan/0")]
+    b, c = inline_run(tmp_path / "b", items, 0), inline_run(tmp_path / "c", items, 1)
+    reference = diff_runs(load_run(b), load_run(c)).to_dict()
+    pb, pc_ = parquet_copy(b, tmp_path / "pb", 60), parquet_copy(c, tmp_path / "pc", 60)
+    reads = []
+    real_read = TokenStreams._read_group
+    monkeypatch.setattr(TokenStreams, "_read_group", lambda self, g, a: reads.append((self.run_dir.name, g)) or real_read(self, g, a))
+    base, cand = load_run(pb), load_run(pc_)
+    got = diff_runs(base, cand).to_dict()
+    for key in ("counts", "summary", "drift", "items"):
+        assert got[key] == reference[key], key
+    # only the groups of the items whose tokens differ (drift/0) or whose numbers are not all
+    # there (nan/0: NaN is never equal to itself) were read; same/* and not_top1/0 were not
+    groups = {base.tokens._pq_index[i][0] for i in ("drift/0", "nan/0")}
+    assert {g for _, g in reads} == groups
+    assert base.tokens.digest("same/0")[0] == cand.tokens.digest("same/0")[0]
+    assert base.tokens.digest("drift/0")[0] != cand.tokens.digest("drift/0")[0]
+    assert base.tokens.digest("nan/0")[4] is False and base.tokens.digest("not_top1/0")[2] == 1

@@ -394,6 +394,28 @@ def identical_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc
                     **counts, **_outcome_fields(base, cand))
 
 
+def identical_by_digests(base: dict[str, Any], cand: dict[str, Any], db: list[Any], dc: list[Any]) -> ItemDiff | None:
+    """identical_by_columns decided from the side files' per-item digests
+    (store.token_files.DIGESTS), without reading the tokens: the same token table on both sides
+    (hence the same ids and bytes), ids and bytes complete, the joined bytes spell the text.
+    Only where every number is there (position_drift's shortcut then holds); None otherwise."""
+    from ..store.token_files import text_digest
+
+    if db[0] != dc[0] or not db[1] or not (db[4] and dc[4]) or not base.get("logprob_tokens"):
+        return None
+    if base.get("outcome") == "error" or cand.get("outcome") == "error" or not _texts_equal(base, cand):
+        return None
+    if base.get("logprob_tokens") != cand.get("logprob_tokens"):
+        return None
+    try:
+        if db[1] != text_digest(raw_text(base)):
+            return None
+    except UnicodeEncodeError:
+        return None
+    return ItemDiff(str(base.get("id")), "identical", "answer and reasoning byte-identical, token for token",
+                    baseline_not_top1=int(db[2]), candidate_not_top1=int(dc[2]), **_outcome_fields(base, cand))
+
+
 def _spelled(column: Any) -> bytes:
     """The concatenated values of a binary Arrow array with no nulls, read from its buffers."""
     import numpy as np

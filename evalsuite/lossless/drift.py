@@ -333,6 +333,14 @@ def common_prefix(tb: Any, tc: Any, views: tuple[Any, Any] | None = None) -> int
     return int(differ[0]) if differ.size else n
 
 
+def same_numbers(measured: int) -> PositionDrift:
+    """The values of a prefix whose numbers are the same on both sides (position_drift's
+    shortcut), at `measured` positions with a top-K and a finite logprob."""
+    import numpy as np
+
+    return PositionDrift(np.zeros(measured, np.float32), np.ones(measured, bool), np.zeros(measured, np.float32))
+
+
 def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
                same_tokens: bool = False, views: tuple[Any, Any] | None = None
                ) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
@@ -342,15 +350,20 @@ def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
     entries a stream skipped) or at the shorter end. `same_tokens`: the caller already knows the
     two streams are the same tokens (identical_by_columns). `views`: the tables' numpy arrays
     (store.token_arrays), when the caller has them."""
-    import numpy as np
-
     if tb is None or tc is None:
         return None, None, 0, False
     prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc, views)
     diverged = verdict not in ("identical", "cut_prefix") and token_index is not None
     if diverged:
         prefix = min(prefix, token_index)
-    values = position_drift(tb, tc, prefix, views)
+    return summarised(prefix, position_drift(tb, tc, prefix, views), diverged)
+
+
+def summarised(prefix: int, values: PositionDrift | None, diverged: bool
+               ) -> tuple[ItemDrift, PositionDrift | None, int, bool]:
+    """item_drift's answer from the positions' values."""
+    import numpy as np
+
     if values is None:
         return ItemDrift(prefix, 0, None, None, None, None), None, prefix, diverged
     n = len(values.kl)

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from .classify import ItemDiff, diff_item, identical_by_columns
+from .classify import ItemDiff, diff_item, identical_by_columns, identical_by_digests
 from .columnar import diverged_by_columns
 from .tokens import (
     COUNT_KEYS,
@@ -222,7 +222,8 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
     each side's [tokens, not-top-1 tokens]."""
     from dataclasses import replace
 
-    from .drift import DriftAccumulator, item_drift, table_of
+    from ..store import TOKEN_FIELD
+    from .drift import DriftAccumulator, item_drift, same_numbers, summarised, table_of
 
     drafted = drafted_during(baseline.manifest), drafted_during(candidate.manifest)
     drift = DriftAccumulator()
@@ -230,6 +231,19 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
     streamed = {"baseline": [0, 0], "candidate": [0, 0]}
     for i in common:
         b, c = b_by_id[i], c_by_id[i]
+        # the same tokens and numbers on both sides by the side files' digests: decided unread
+        digests = _digests(baseline, candidate, i)
+        item = identical_by_digests(b, c, *digests) if digests is not None else None
+        if item is not None:
+            n = digests[0][3]
+            summary, values, walked, diverged = summarised(b.get(TOKEN_FIELD), same_numbers(n), False)
+            item = replace(item, drift=summary)
+            drift.add(values, walked, diverged)
+            items.append(item)
+            for side, count in (("baseline", item.baseline_not_top1), ("candidate", item.candidate_not_top1)):
+                streamed[side][0] += b.get(TOKEN_FIELD)
+                streamed[side][1] += count
+            continue
         # the side file's Arrow tables; an old folder's inline lists keep their float64 logprobs
         if _columnar(baseline, i) and _columnar(candidate, i):
             # numpy views of each side's row group (built once a group, the next group read
@@ -296,6 +310,17 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
              _side(candidate, (c_by_id[i] for i in common), *streamed["candidate"]))
     notes += [w for w in (sides[0].greedy_warning("baseline"), sides[1].greedy_warning("candidate")) if w]
     return DiffResult(sides[0], sides[1], tau, tuple(items), tuple(notes), missing, drift=drift)
+
+
+def _digests(baseline: Any, candidate: Any, item_id: str) -> tuple[list[Any], list[Any]] | None:
+    pair = []
+    for run in (baseline, candidate):
+        tokens = getattr(run, "tokens", None)
+        entry = tokens.digest(item_id) if tokens is not None and hasattr(tokens, "digest") else None
+        if entry is None:
+            return None
+        pair.append(entry)
+    return pair[0], pair[1]
 
 
 def _columnar(run: Any, item_id: str) -> bool:

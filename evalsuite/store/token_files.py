@@ -194,6 +194,43 @@ def _whole_blobs_end(path: Path) -> int:
     return end
 
 
+# The footer's per-item digests (optional: files written before them have none). For each
+# item: [blake2b-128 of its token table as written (Arrow IPC), sha256-128 of its bytes joined
+# (null when an id or a bytes value is missing), tokens not their own top-1, positions with a
+# top-K and a finite logprob, whether every number and key is there (no null, no NaN, no
+# ragged alternatives)]. Two runs' items with equal digests hold the same tokens and numbers:
+# `diff` decides them without reading the row group (lossless/runs.py).
+DIGESTS = "evalsuite.digests"
+
+
+def item_digests(group: Any, ids: list[str], counts: list[int], tables: list[Any]) -> dict[str, list[Any]]:
+    """DIGESTS entries of the items of one row group (`group`: their token_schema() rows in order)."""
+    import hashlib
+
+    import pyarrow as pa
+
+    arrays = TokenArrays(group)
+    out, start = {}, 0
+    for item_id, n, table in zip(ids, counts, tables):
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as w:
+            w.write_table(table.combine_chunks())
+        v = arrays.item(start, n)
+        spelled = (hashlib.sha256(v.spelled()).hexdigest()[:32]
+                   if v.ids_complete() and v.bytes_complete() else None)
+        out[item_id] = [hashlib.blake2b(sink.getvalue(), digest_size=16).hexdigest(), spelled, v.not_top1(),
+                        v.measured(n), bool(n) and v.numbers_plain(n)]
+        start += n
+    return out
+
+
+def text_digest(text: str) -> str:
+    """The DIGESTS form of a text's UTF-8 (compared with an item's joined bytes)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
 class _Group:
     """One decoded row group of tokens.parquet, and its numpy arrays once asked for."""
 
@@ -218,6 +255,7 @@ class TokenStreams:
         self.inline = dict(inline or {})
         self._parquet = None
         self._pq_index: dict[str, tuple[int, int, int]] = {}
+        self._digests: dict[str, list[Any]] = {}
         self._group: tuple[int, _Group] | None = None
         self._pool: Any = None          # read_ahead()'s thread
         self._ahead: tuple[int, Any] | None = None
@@ -229,6 +267,7 @@ class TokenStreams:
                 self._parquet = pq.ParquetFile(parquet)
                 meta = self._parquet.metadata.metadata or {}
                 self._pq_index = {k: tuple(v) for k, v in json.loads(meta[b"evalsuite.items"]).items()}
+                self._digests = json.loads(meta[DIGESTS.encode()]) if DIGESTS.encode() in meta else {}
             except Exception as e:
                 raise RunFolderError(f"{parquet} is unreadable ({type(e).__name__}: {e})") from None
         self._live: dict[str, tuple[int, int]] = {}
@@ -267,6 +306,15 @@ class TokenStreams:
             group, start, count = self._pq_index[item_id]
             return self._decoded(group).arrays().item(start, count)
         return ItemArrays.of(self.table(item_id))
+
+    def digest(self, item_id: str) -> list[Any] | None:
+        """The item's DIGESTS entry when tokens.parquet serves it and has one, else None."""
+        if item_id in self.inline or item_id in self._live or item_id not in self._pq_index:
+            return None
+        entry = self._digests.get(item_id)
+        if not isinstance(entry, list) or len(entry) != 5 or self.counts.get(item_id) != self._pq_index[item_id][2]:
+            return None
+        return entry
 
     def read_ahead(self) -> None:
         """Items will be asked for in file order (a diff): decode the next row group in a
@@ -337,7 +385,9 @@ class TokenParquetWriter:
         self._schema = pa.schema([("item", pa.string())] + list(token_schema()))
         self.rows_per_group = rows_per_group
         self.index: dict[str, list[int]] = {}
+        self.digests: dict[str, list[Any]] = {}
         self._pending: list[Any] = []
+        self._pending_ids: list[str] = []
         self._rows = self._group = 0
 
     def add(self, item_id: str, table) -> None:
@@ -346,14 +396,18 @@ class TokenParquetWriter:
         n = table.num_rows
         self.index[item_id] = [self._group, self._rows, n]
         self._pending.append(table.add_column(0, "item", pa.array([item_id] * n, pa.string())).cast(self._schema))
+        self._pending_ids.append(item_id)
         self._rows += n
         if self._rows >= self.rows_per_group:
             self._flush()
 
     def _flush(self) -> None:
         if self._pending:
-            self._writer.write_table(_encode_tokens(self._pa.concat_tables(self._pending)), row_group_size=self._rows + 1)
-            self._pending, self._rows, self._group = [], 0, self._group + 1
+            group = self._pa.concat_tables(self._pending)
+            self._writer.write_table(_encode_tokens(group), row_group_size=self._rows + 1)
+            self.digests.update(item_digests(group.drop_columns(["item"]), self._pending_ids,
+                                             [t.num_rows for t in self._pending], [t.drop_columns(["item"]) for t in self._pending]))
+            self._pending, self._pending_ids, self._rows, self._group = [], [], 0, self._group + 1
 
     def __enter__(self) -> "TokenParquetWriter":
         return self
@@ -362,7 +416,8 @@ class TokenParquetWriter:
         try:
             if kind is None:
                 self._flush()
-                self._writer.add_key_value_metadata({"evalsuite.items": json.dumps(self.index, separators=(",", ":"))})
+                self._writer.add_key_value_metadata({"evalsuite.items": json.dumps(self.index, separators=(",", ":")),
+                                                     DIGESTS: json.dumps(self.digests, separators=(",", ":"))})
         finally:
             self._writer.close()
             self._atomic.__exit__(kind, value, tb)
