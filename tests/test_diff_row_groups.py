@@ -168,3 +168,41 @@ def test_items_with_equal_digests_are_decided_without_reading_the_tokens(tmp_pat
     assert base.tokens.digest("same/0")[0] == cand.tokens.digest("same/0")[0]
     assert base.tokens.digest("drift/0")[0] != cand.tokens.digest("drift/0")[0]
     assert base.tokens.digest("nan/0")[4] is False and base.tokens.digest("not_top1/0")[2] == 1
+
+
+def test_a_change_in_any_column_changes_the_content_digest():
+    from evalsuite.store.token_files import content_digest
+
+    def tab(entries):
+        return pa.Table.from_batches([TokenColumns.from_entries(entries).to_arrow()])
+
+    s = stream(12, 30, reasoning=4)
+    base = content_digest(tab(s))
+    assert content_digest(tab([dict(e) for e in s])) == base          # the same content, built again
+    changes = {
+        "token": lambda e: dict(e, token=e["token"] + "x"),
+        "bytes": lambda e: dict(e, bytes=e["bytes"] + [120]),
+        "bytes null": lambda e: dict(e, bytes=None),
+        "id": lambda e: dict(e, id=e["id"] + 1),
+        "id null": lambda e: dict(e, id=None),
+        "logprob": lambda e: dict(e, logprob=e["logprob"] - 2 ** -20),
+        "part": lambda e: dict(e, part="reasoning" if e["part"] == "answer" else "answer"),
+        "top_token": lambda e: dict(e, top=[dict(e["top"][0], token="q")] + e["top"][1:]),
+        "top_bytes": lambda e: dict(e, top=[dict(e["top"][0], bytes=[113])] + e["top"][1:]),
+        "top_id": lambda e: dict(e, top=[dict(e["top"][0], id=7)] + e["top"][1:]),
+        "top_logprob": lambda e: dict(e, top=[dict(e["top"][0], logprob=-9.0)] + e["top"][1:]),
+        "top shorter": lambda e: dict(e, top=e["top"][:-1]),
+    }
+    seen = {base}
+    for name, change in changes.items():
+        for at in (0, 7, 11):
+            changed = [dict(e) for e in s]
+            changed[at] = change(changed[at])
+            d = content_digest(tab(changed))
+            assert d != base, (name, at)
+            seen.add(d)
+    # a slice (offset > 0) is hashed by its IPC serialisation: equal slices agree, others not
+    t = tab(stream(30, 31))
+    assert content_digest(t.slice(5, 10)) == content_digest(t.slice(5, 10))
+    assert content_digest(t.slice(5, 10)) != content_digest(t.slice(6, 10))
+    assert content_digest(t.slice(0, 10)) != content_digest(t.slice(5, 10))

@@ -39,18 +39,9 @@ def _binary(arr: Any) -> tuple[Any, Any, Any]:
     return valid, offsets, data
 
 
-def _cum(mask: Any) -> Any:
-    """Running count of a bool array with a leading 0: rows [a, b) hold c[b] - c[a]."""
-    import numpy as np
-
-    out = np.zeros(len(mask) + 1, np.int64)
-    np.cumsum(mask, out=out[1:])
-    return out
-
-
 class TokenArrays:
-    """The columns of a token_schema() table, as numpy, for slicing by item. Counts over a
-    range of rows (nulls, NaN, not-top-1 ...) are running sums, so each is two lookups."""
+    """The columns of a token_schema() table, as numpy, for slicing by item; the masks (nulls,
+    NaN, not-top-1 ...) are counted over an item's range of rows."""
 
     def __init__(self, table: Any):
         import numpy as np
@@ -67,19 +58,18 @@ class TokenArrays:
         def valid(arr: Any) -> Any:
             return pc.is_valid(arr).to_numpy(zero_copy_only=False)
         id_valid = valid(cols["id"])
-        self.id_null = _cum(~id_valid)
+        self.id_null = ~id_valid
         self.ids = cols["id"].fill_null(0).to_numpy(zero_copy_only=False)
         bytes_valid, self.bytes_off, self.bytes_data = _binary(cols["bytes"])
-        self.bytes_null = _cum(~bytes_valid)
+        self.bytes_null = ~bytes_valid
         self.bytes_len = np.diff(self.bytes_off)
         lp_valid = valid(cols["logprob"])
         self.lp_valid = lp_valid
         self.lp = cols["logprob"].fill_null(0).to_numpy(zero_copy_only=False)
         with np.errstate(invalid="ignore"):
-            self.lp_odd = _cum(~lp_valid | np.isnan(self.lp))
+            self.lp_odd = ~lp_valid | np.isnan(self.lp)
         self.not_top1 = not_top1_mask(pa.RecordBatch.from_arrays([cols[f.name] for f in table.schema], schema=table.schema)) \
             if n else np.zeros(0, bool)
-        self.not_top1_cum = _cum(self.not_top1)
         lengths = [pc.fill_null(pc.list_value_length(cols[name]), 0).to_numpy(zero_copy_only=False).astype(np.int64)
                    for name in _TOP]
         self.list_nulls = sum(cols[name].null_count for name in _TOP)
@@ -87,7 +77,7 @@ class TokenArrays:
         ragged = np.zeros(n, bool)
         for other in lengths[:3]:
             ragged |= other != lengths[3]
-        self.ragged = _cum(ragged)
+        self.ragged = ragged
         self.top_off = np.zeros(n + 1, np.int64)
         np.cumsum(self.top_len, out=self.top_off[1:])
         self.flat = {name: pc.list_flatten(cols[name]) for name in _TOP}
@@ -96,13 +86,13 @@ class TokenArrays:
         self.top_lp = top_lp.fill_null(0).to_numpy(zero_copy_only=False)
         with np.errstate(invalid="ignore"):
             nan = np.isnan(self.top_lp)
-            self.top_lp_odd = _cum(top_lp_valid & (nan | (self.top_lp == np.inf)))   # NaN / +inf alternatives
-            self.top_lp_bad = _cum(~top_lp_valid | nan)
+            self.top_lp_odd = top_lp_valid & (nan | (self.top_lp == np.inf))   # NaN / +inf alternatives
+            self.top_lp_bad = ~top_lp_valid | nan
         top_id = self.flat["top_id"]
-        self.top_id_null = _cum(~valid(top_id))
+        self.top_id_null = ~valid(top_id)
         self.top_id = top_id.fill_null(0).to_numpy(zero_copy_only=False)
         top_bytes_valid, self.top_bytes_off, self.top_bytes_data = _binary(self.flat["top_bytes"])
-        self.top_bytes_null = _cum(~top_bytes_valid)
+        self.top_bytes_null = ~top_bytes_valid
         self.top_bytes_len = np.diff(self.top_bytes_off)
         self._text: tuple[Any, Any, list[Any]] | None = None
 
@@ -152,12 +142,16 @@ class ItemArrays:
     def _flat(self, stop: int | None = None) -> tuple[int, int]:
         return int(self.g.top_off[self.start]), int(self.g.top_off[self._stop(stop)])
 
-    def _rows_hold(self, cum: Any, stop: int | None = None) -> int:
-        return int(cum[self._stop(stop)] - cum[self.start])
+    def _rows_hold(self, mask: Any, stop: int | None = None) -> int:
+        import numpy as np
 
-    def _flat_hold(self, cum: Any, stop: int | None = None) -> int:
+        return int(np.count_nonzero(mask[self.start:self._stop(stop)]))
+
+    def _flat_hold(self, mask: Any, stop: int | None = None) -> int:
+        import numpy as np
+
         lo, hi = self._flat(stop)
-        return int(cum[hi] - cum[lo])
+        return int(np.count_nonzero(mask[lo:hi]))
 
     def ids(self, stop: int | None = None) -> Any:
         return self.g.ids[self.start:self._stop(stop)]
@@ -181,7 +175,7 @@ class ItemArrays:
                                    other.g.bytes_len[other.start:other._stop(None)])) and self.spelled() == other.spelled()
 
     def not_top1(self, stop: int | None = None) -> int:
-        return self._rows_hold(self.g.not_top1_cum, stop)
+        return self._rows_hold(self.g.not_top1, stop)
 
     def not_top1_mask(self) -> Any:
         return self.g.not_top1[self.start:self._stop(None)]

@@ -207,21 +207,63 @@ def item_digests(group: Any, ids: list[str], counts: list[int], tables: list[Any
     """DIGESTS entries of the items of one row group (`group`: their token_schema() rows in order)."""
     import hashlib
 
-    import pyarrow as pa
-
     arrays = TokenArrays(group)
     out, start = {}, 0
     for item_id, n, table in zip(ids, counts, tables):
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as w:
-            w.write_table(table.combine_chunks())
         v = arrays.item(start, n)
         spelled = (hashlib.sha256(v.spelled()).hexdigest()[:32]
                    if v.ids_complete() and v.bytes_complete() else None)
-        out[item_id] = [hashlib.blake2b(sink.getvalue(), digest_size=16).hexdigest(), spelled, v.not_top1(),
-                        v.measured(n), bool(n) and v.numbers_plain(n)]
+        out[item_id] = [content_digest(table), spelled, v.not_top1(), v.measured(n), bool(n) and v.numbers_plain(n)]
         start += n
     return out
+
+
+def content_digest(table: Any) -> str:
+    """blake2b-128 of a token_schema() table's content. Equal digests mean equal content;
+    equal content written apart may digest apart (then `diff` just reads the rows). Arrays
+    that start at offset 0 (a response's own columns) are hashed buffer by buffer with their
+    types, lengths and null counts, which then fix every value; anything else (a slice, several
+    chunks) as its Arrow IPC serialisation."""
+    import hashlib
+    import struct
+
+    import pyarrow as pa
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(b"buffers\0" + struct.pack("<q", table.num_rows))
+    for name in table.column_names:
+        column = table.column(name)
+        if column.num_chunks != 1:
+            return _ipc_digest(table)
+        arr = column.chunk(0)
+        layout, stack = [], [arr]
+        while stack:
+            a = stack.pop()
+            if a.offset:
+                return _ipc_digest(table)
+            layout.append(f"{a.type}|{len(a)}|{a.null_count}")
+            if isinstance(a, pa.ListArray):
+                stack.append(a.values)
+        h.update((name + ";" + ";".join(layout) + "\0").encode())
+        for buf in arr.buffers():
+            h.update(b"-" if buf is None else struct.pack("<q", buf.size))
+            if buf is not None:
+                h.update(buf)
+    return h.hexdigest()
+
+
+def _ipc_digest(table: Any) -> str:
+    import hashlib
+
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table.combine_chunks())
+    h = hashlib.blake2b(digest_size=16)
+    h.update(b"ipc\0")
+    h.update(sink.getvalue())
+    return h.hexdigest()
 
 
 def text_digest(text: str) -> str:
