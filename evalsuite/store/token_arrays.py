@@ -233,6 +233,8 @@ class ItemArrays:
 
         lengths, codes, names = self.g.text_layout()
         r = slice(self.start, self._stop(stop))
-        wanted = [k for k, name in enumerate(names) if name == part or (part == "answer" and name == "")]
-        in_part = np.isin(codes[r], wanted)
+        in_part = np.zeros(r.stop - r.start, bool)
+        for k, name in enumerate(names):        # a couple of parts: one comparison each
+            if name == part or (part == "answer" and name == ""):
+                in_part |= codes[r] == k
         return lengths[r], int(lengths[r][in_part].sum())
