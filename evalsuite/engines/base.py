@@ -21,10 +21,16 @@ class EngineProfile:
     version: str | None = None
     evidence: tuple[str, ...] = ()           # what identified it
     server_defaults: Mapping[str, Any] = field(default_factory=dict)   # sampler defaults the server reported
+    # the engine's own determinism setting as the server reported it (Engine.determinism); None:
+    # the engine has none evalsuite knows of (the key is then left out of the manifest)
+    determinism: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"engine": self.engine, "version": self.version, "evidence": list(self.evidence),
-                "server_defaults": dict(self.server_defaults)}
+        out = {"engine": self.engine, "version": self.version, "evidence": list(self.evidence),
+               "server_defaults": dict(self.server_defaults)}
+        if self.determinism is not None:
+            out["determinism"] = dict(self.determinism)
+        return out
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,9 @@ class Engine:
     # a line for the end of a run whose errors this engine explains, or None
     interrupt_hint: Callable[[dict[str, Any], int], str | None] | None = None
     start_example: str = ""              # a command line that starts it on port 8080, for "nothing answers"
+    # its determinism setting (batch invariance), read from the server: given get(path) -> JSON
+    # or None for a GET at the server root, `{setting, value, source}` (value None: not reported)
+    determinism: Callable[[Callable[[str], Any]], dict[str, Any]] | None = None
 
 
 def root(base_url: str) -> str:

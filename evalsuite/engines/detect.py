@@ -71,7 +71,11 @@ def detect_engine(base_url: str, api_key: str | None = None, timeout: float = PR
         return profile_from_replies(models, props)
     version = _get_json(root + "/version", api_key, timeout)
     openapi = _get_json(root + "/openapi.json", api_key, timeout)
-    return profile_from_replies(models, None, version, openapi)
+    profile = profile_from_replies(models, None, version, openapi)
+    engine = BY_NAME.get(profile.engine)
+    if engine is not None and engine.determinism is not None:   # vLLM's batch invariance, SGLang's deterministic mode
+        profile = replace(profile, determinism=engine.determinism(lambda path: _get_json(root + path, api_key, timeout)))
+    return profile
 
 
 def engine_settings(profiles: Sequence[EngineProfile], temperature: float,

@@ -365,27 +365,55 @@ def _diff_in_spelled_prefix(item_id: str, tb: list[Tok], tc: list[Tok], base: di
     return replace(item, notes=item.notes + tuple(notes))
 
 
-def identical_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any) -> ItemDiff | None:
+def identical_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any,
+                         views: tuple[Any, Any] | None = None) -> ItemDiff | None:
     """The common case of a large diff decided on the side file's Arrow columns, without a
     Python object per token: byte-identical texts, the same token ids and bytes, and bytes that
     spell the text. Returns exactly what diff_item would; None sends the item down diff_item
-    (anything unusual: missing ids or bytes, partial-byte tokens, errors, retokenised text)."""
+    (anything unusual: missing ids or bytes, partial-byte tokens, errors, retokenised text).
+    `views`: the two tables' numpy arrays (store.token_arrays.ItemArrays), when the caller has
+    them already (a row group's, built once)."""
+    import numpy as np
+
+    from ..store.token_arrays import ItemArrays
+
     if tb is None or tc is None or tb.num_rows != tc.num_rows or tb.num_rows == 0:
         return None
     if base.get("outcome") == "error" or cand.get("outcome") == "error" or not _texts_equal(base, cand):
         return None
-    ids_b, bytes_b, ids_c, bytes_c = (t.column(name).combine_chunks() for t in (tb, tc) for name in ("id", "bytes"))
-    if ids_b.null_count or ids_c.null_count or bytes_b.null_count or bytes_c.null_count:
+    vb, vc = views if views is not None else (ItemArrays.of(tb), ItemArrays.of(tc))
+    if not (vb.ids_complete() and vc.ids_complete() and vb.bytes_complete() and vc.bytes_complete()):
         return None
-    if not (ids_b.equals(ids_c) and bytes_b.equals(bytes_c)):
+    if not (np.array_equal(vb.ids(), vc.ids()) and vb.same_bytes(vc)):
         return None
-    if _spelled(bytes_b) != raw_text(base).encode("utf-8"):
+    if vb.spelled() != raw_text(base).encode("utf-8"):
         return None
 
-    counts = {"baseline_not_top1": not_top1_in_columns(tb.combine_chunks().to_batches()[0]),
-              "candidate_not_top1": not_top1_in_columns(tc.combine_chunks().to_batches()[0])}
+    counts = {"baseline_not_top1": vb.not_top1(), "candidate_not_top1": vc.not_top1()}
     return ItemDiff(str(base.get("id")), "identical", "answer and reasoning byte-identical, token for token",
                     **counts, **_outcome_fields(base, cand))
+
+
+def identical_by_digests(base: dict[str, Any], cand: dict[str, Any], db: list[Any], dc: list[Any]) -> ItemDiff | None:
+    """identical_by_columns decided from the side files' per-item digests
+    (store.token_files.DIGESTS), without reading the tokens: the same token table on both sides
+    (hence the same ids and bytes), ids and bytes complete, the joined bytes spell the text.
+    Only where every number is there (position_drift's shortcut then holds); None otherwise."""
+    from ..store.token_files import text_digest
+
+    if db[0] != dc[0] or not db[1] or not (db[4] and dc[4]) or not base.get("logprob_tokens"):
+        return None
+    if base.get("outcome") == "error" or cand.get("outcome") == "error" or not _texts_equal(base, cand):
+        return None
+    if base.get("logprob_tokens") != cand.get("logprob_tokens"):
+        return None
+    try:
+        if db[1] != text_digest(raw_text(base)):
+            return None
+    except UnicodeEncodeError:
+        return None
+    return ItemDiff(str(base.get("id")), "identical", "answer and reasoning byte-identical, token for token",
+                    baseline_not_top1=int(db[2]), candidate_not_top1=int(dc[2]), **_outcome_fields(base, cand))
 
 
 def _spelled(column: Any) -> bytes:

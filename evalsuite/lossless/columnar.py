@@ -19,7 +19,6 @@ from .classify import (
     _divergence_at,
     _outcome_fields,
     _remerge_keys,
-    _spelled,
     _stopped,
     _texts_equal,
 )
@@ -29,7 +28,6 @@ from .tokens import (
     CONTEXT_TOKENS,
     MAX_ALIGN_TOKENS,
     earlier_not_greedy_reason,
-    not_top1_mask,
     raw_text,
     Tok,
     tokens_from_table,
@@ -40,36 +38,36 @@ _TOP = ("top_token", "top_bytes", "top_id", "top_logprob")
 
 
 class _Side:
-    """One side's columns, each read once."""
+    """One side's columns, read through its numpy views (store.token_arrays.ItemArrays: a
+    row group's arrays, built once), or made from a table."""
 
-    def __init__(self, table: Any, record: dict[str, Any]):
-        import numpy as np
-        import pyarrow.compute as pc
+    def __init__(self, table: Any, record: dict[str, Any], view: Any = None):
+        from ..store.token_arrays import ItemArrays
 
-        self.table = table = table.combine_chunks()
-        self.n = table.num_rows
-        cols = {name: table.column(name).chunk(0) for name in table.column_names}
-        self.cols = cols
+        self.v = v = view if view is not None else ItemArrays.of(table.combine_chunks())
+        self.n = v.n
         self.ok = False
-        if cols["id"].null_count or cols["bytes"].null_count:
+        if not (v.ids_complete() and v.bytes_complete()):
             return
         try:
-            if _spelled(cols["bytes"]) != raw_text(record).encode("utf-8"):
+            if v.spelled() != raw_text(record).encode("utf-8"):
                 return          # the entries do not spell the text: diff_item says why
         except UnicodeEncodeError:
             return
-        lengths = [pc.fill_null(pc.list_value_length(cols[name]), 0).to_numpy(zero_copy_only=False) for name in _TOP]
-        if any(not np.array_equal(lengths[0], other) for other in lengths[1:]):
+        if v.ragged():
             return              # ragged alternatives: tokens_from_table reads them row by row
-        top_lp = pc.list_flatten(cols["top_logprob"])      # nulls are skipped alike by both
-        if pc.any(pc.or_(pc.is_nan(top_lp), pc.equal(top_lp, math.inf))).as_py():
+        if v.odd_alternatives():
             return              # not_top1_mask and _own_rank read NaN / +inf alternatives apart
-        self.top_lengths = lengths[0]
-        self.ids = cols["id"].to_numpy(zero_copy_only=False)
+        self.top_lengths = v.top_lengths()
+        self.ids = v.ids()
         self.ok = True
 
+    @property
+    def table(self) -> Any:
+        return self.v.table
+
     def texts(self, start: int, stop: int) -> list[str]:
-        return [t or "" for t in self.cols["token"].slice(start, stop - start).to_pylist()]
+        return [t or "" for t in self.v.col("token", start, stop).to_pylist()]
 
     def toks(self, start: int, stop: int) -> list[Any]:
         return tokens_from_table(self.table.slice(start, stop - start))
@@ -77,7 +75,7 @@ class _Side:
     def tok(self, i: int) -> Tok:
         """tokens_from_table(...)[i] for one row, read as scalars (the whole-table call costs
         ~0.3 ms of fixed Arrow work); alternatives are not ragged here (checked in __init__)."""
-        c = self.cols
+        c, i = self.v.g.cols, self.v.start + i
         top = tuple(tuple.__new__(Alt, (t or "", None if b is None else tuple(b), d, _logprob(v)))
                     for t, b, d, v in zip(*(c[name][i].as_py() or () for name in _TOP)))
         b = c["bytes"][i].as_py()
@@ -96,32 +94,29 @@ def _tops_equal(b: _Side, c: _Side, stop: int) -> bool:
     """Are the top-k lists of positions [0, stop) the same on both sides, value for value (a
     strict test: False only sends the prefix to the Tok comparison)?"""
     import numpy as np
-    import pyarrow.compute as pc
 
     if stop == 0:
         return True
     if not np.array_equal(b.top_lengths[:stop], c.top_lengths[:stop]):
         return False
     for name in _TOP:
-        x = pc.list_flatten(b.cols[name].slice(0, stop))
-        y = pc.list_flatten(c.cols[name].slice(0, stop))
-        if not x.equals(y):     # nulls at the same places count as equal, NaN never does
+        if not b.v.flat(name, stop).equals(c.v.flat(name, stop)):   # nulls at the same places count as equal, NaN never does
             return False
     return True
 
 
 def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any, tau: float,
-                        k: int | None) -> ItemDiff | None:
+                        k: int | None, views: tuple[Any, Any] | None = None) -> ItemDiff | None:
     """diff_item's verdict for two texts that differ where both sides' entries carry ids and
-    bytes that spell their texts and the ids differ within the shorter stream; None otherwise."""
+    bytes that spell their texts and the ids differ within the shorter stream; None otherwise.
+    `views`: the two tables' numpy arrays when the caller has them (store.token_arrays)."""
     import numpy as np
-    import pyarrow.compute as pc
 
     if tb is None or tc is None or tb.num_rows == 0 or tc.num_rows == 0:
         return None
     if base.get("outcome") == "error" or cand.get("outcome") == "error" or _texts_equal(base, cand):
         return None
-    b, c = _Side(tb, base), _Side(tc, cand)
+    b, c = (_Side(tb, base, views[0]), _Side(tc, cand, views[1])) if views is not None else (_Side(tb, base), _Side(tc, cand))
     if not (b.ok and c.ok):
         return None
     n = min(b.n, c.n)
@@ -130,7 +125,7 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
         return None             # the same ids to the shorter end: cut_prefix and the like
     j = int(apart[0])
     item_id = str(base.get("id"))
-    masks = not_top1_mask(b.table.to_batches()[0]), not_top1_mask(c.table.to_batches()[0])
+    masks = b.v.not_top1_mask(), c.v.not_top1_mask()
     counts = {"baseline_not_top1": int(np.count_nonzero(masks[0])),
               "candidate_not_top1": int(np.count_nonzero(masks[1]))}
     outcome = {**_outcome_fields(base, cand), **counts}
@@ -149,12 +144,7 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
 
     # _char_offset: characters of the earlier tokens of the divergent token's part
     part = tok_b.part           # a null or "" part reads "answer" (tokens_from_table)
-    parts = pc.fill_null(b.cols["part"].slice(0, j), "")
-    in_part = pc.equal(parts, part).to_numpy(zero_copy_only=False).astype(bool)
-    if part == "answer":
-        in_part |= pc.equal(parts, "").to_numpy(zero_copy_only=False).astype(bool)
-    lengths = pc.fill_null(pc.utf8_length(b.cols["token"].slice(0, j)), 0).to_numpy(zero_copy_only=False)
-    offset = int(lengths[in_part].sum())
+    lengths, offset = b.v.text_before(j, part)
     # _prefix: the last CONTEXT_CHARS characters of the earlier text, joined from as few tokens as cover them
     first = j
     if j:

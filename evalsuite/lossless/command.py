@@ -156,7 +156,16 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
         echo(forced.line())
         data["teacher_forced"] = forced.to_dict()
     if json_path:
-        Path(json_path).write_text(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        # written as encoded: an 11,582-item diff is ~50 MB of JSON in a few million pieces,
+        # which json.dumps would hold as a list and a string at once
+        partial = Path(str(json_path) + ".partial")
+        try:
+            with open(partial, "w", encoding="utf-8") as f:
+                json.dump(data, f, ensure_ascii=False, indent=1, allow_nan=False)
+                f.write("\n")
+            partial.replace(json_path)
+        finally:
+            partial.unlink(missing_ok=True)
     if html_path:
         from .html import render_html
         Path(html_path).write_text(render_html(result, noise_floor=floor and floor.sentence), encoding="utf-8")

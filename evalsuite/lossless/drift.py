@@ -65,26 +65,40 @@ class DriftAccumulator:
         self.diverged.append(diverged)
 
     def summary(self) -> "DriftSummary | None":
+        """The run pair's figures; the positions are handed over (let go as they are read):
+        call once, after the last add()."""
         import numpy as np
 
         if not self.ends:
             return None
-        kl = np.concatenate(self.kl).astype(np.float64) if self.kl else np.zeros(0)
-        same = np.concatenate(self.same) if self.same else np.zeros(0, bool)
-        dp = np.concatenate(self.dp).astype(np.float64) if self.dp else np.zeros(0)
-        ends, events = np.asarray(self.ends), np.asarray(self.diverged)
-        walked = int(ends.sum())
-        n = int(kl.size)
 
         def pct(a: Any, q: float) -> float | None:
             return float(np.quantile(a, q)) if a.size else None
+
+        def joined(parts: list[Any], dtype: Any) -> Any:
+            # one run pair's positions (11,582 x 1,000 tokens: ~90 MB as float64): the parts are
+            # let go as soon as they are joined, and each figure's array after its figures
+            out = np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+            parts.clear()
+            return out
+        kl = joined(self.kl, np.float64)
+        n = int(kl.size)
+        kl_figures = dict(kl_mean=float(kl.mean()) if n else None, kl_median=pct(kl, 0.5), kl_p99=pct(kl, 0.99),
+                          kl_max=float(kl.max()) if n else None)
+        del kl
+        same = joined(self.same, bool)
+        same_top1 = float(same.mean()) if n else None
+        del same
+        dp = joined(self.dp, np.float64)
+        dp_rms = float(np.sqrt((dp ** 2).mean())) if n else None
+        dp = np.abs(dp, out=dp)
+        dp_figures = dict(dp_mean_abs=float(dp.mean()) if n else None, dp_rms=dp_rms, dp_p99_abs=pct(dp, 0.99))
+        del dp
+        ends, events = np.asarray(self.ends), np.asarray(self.diverged)
+        walked = int(ends.sum())
         return DriftSummary(
-            items=len(self.ends), tokens=n, walked_tokens=walked,
-            kl_mean=float(kl.mean()) if n else None, kl_median=pct(kl, 0.5), kl_p99=pct(kl, 0.99),
-            kl_max=float(kl.max()) if n else None,
-            same_top1=float(same.mean()) if n else None,
-            dp_mean_abs=float(np.abs(dp).mean()) if n else None, dp_rms=float(np.sqrt((dp ** 2).mean())) if n else None,
-            dp_p99_abs=pct(np.abs(dp), 0.99),
+            items=len(self.ends), tokens=n, walked_tokens=walked, **kl_figures,
+            same_top1=same_top1, **dp_figures,
             divergences=int(events.sum()),
             divergences_per_1000=1000.0 * float(events.sum()) / walked if walked else None,
             survival=tuple(survival_curve(ends, events)))
@@ -224,15 +238,21 @@ def _keys(tables: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     return [out[0], out[2]], [out[1], out[3]]
 
 
-def position_drift(tb: Any, tc: Any, prefix: int) -> PositionDrift | None:
+def position_drift(tb: Any, tc: Any, prefix: int, views: tuple[Any, Any] | None = None) -> PositionDrift | None:
     """The drift at each of the first `prefix` positions of two token_schema() Arrow tables
-    (positions where the emitted tokens agree), at those where both have a logprob and a top-K."""
+    (positions where the emitted tokens agree), at those where both have a logprob and a top-K.
+    `views`: the tables' numpy arrays (store.token_arrays), which answer the common case of
+    the same numbers on both sides without Arrow calls."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if tb is None or tc is None or prefix <= 0:
         return None
+    if views is not None and views[0].numbers_plain(prefix) and views[1].numbers_plain(prefix) \
+            and views[0].numbers_equal(views[1], prefix):
+        n = views[0].measured(prefix)      # the shortcut below, read from the arrays
+        return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32))
     tb, tc = tb.slice(0, prefix).combine_chunks(), tc.slice(0, prefix).combine_chunks()
     if all(tb.column(name).equals(tc.column(name)) for name in ("logprob", "top_id", "top_logprob", "top_bytes")) \
             and tb.column("top_id").null_count == 0:
@@ -292,7 +312,7 @@ def position_drift(tb: Any, tc: Any, prefix: int) -> PositionDrift | None:
     return PositionDrift(kl.astype(np.float32), top_b == top_c, dp.astype(np.float32))
 
 
-def common_prefix(tb: Any, tc: Any) -> int:
+def common_prefix(tb: Any, tc: Any, views: tuple[Any, Any] | None = None) -> int:
     """How many leading tokens the two tables have in common (by id, else bytes, else text)."""
     import numpy as np
 
@@ -301,6 +321,9 @@ def common_prefix(tb: Any, tc: Any) -> int:
     n = min(tb.num_rows, tc.num_rows)
     if n == 0:
         return 0
+    if views is not None and views[0].ids_complete(n) and views[1].ids_complete(n):
+        differ = np.flatnonzero(views[0].ids(n) != views[1].ids(n))
+        return int(differ[0]) if differ.size else n
     ib, ic = tb.column("id").slice(0, n), tc.column("id").slice(0, n)
     if ib.null_count == 0 and ic.null_count == 0:
         kb, kc = ib.to_numpy(), ic.to_numpy()
@@ -310,22 +333,37 @@ def common_prefix(tb: Any, tc: Any) -> int:
     return int(differ[0]) if differ.size else n
 
 
+def same_numbers(measured: int) -> PositionDrift:
+    """The values of a prefix whose numbers are the same on both sides (position_drift's
+    shortcut), at `measured` positions with a top-K and a finite logprob."""
+    import numpy as np
+
+    return PositionDrift(np.zeros(measured, np.float32), np.ones(measured, bool), np.zeros(measured, np.float32))
+
+
 def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
-               same_tokens: bool = False) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
+               same_tokens: bool = False, views: tuple[Any, Any] | None = None
+               ) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
     """One item's drift: (its summary, the per-position values, tokens walked in common, whether
     the walk ended at a divergence). The common prefix ends at the verdict's divergence when
     there is one, else where the two token streams part (an identical text tokenised apart, or
     entries a stream skipped) or at the shorter end. `same_tokens`: the caller already knows the
-    two streams are the same tokens (identical_by_columns)."""
-    import numpy as np
-
+    two streams are the same tokens (identical_by_columns). `views`: the tables' numpy arrays
+    (store.token_arrays), when the caller has them."""
     if tb is None or tc is None:
         return None, None, 0, False
-    prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc)
+    prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc, views)
     diverged = verdict not in ("identical", "cut_prefix") and token_index is not None
     if diverged:
         prefix = min(prefix, token_index)
-    values = position_drift(tb, tc, prefix)
+    return summarised(prefix, position_drift(tb, tc, prefix, views), diverged)
+
+
+def summarised(prefix: int, values: PositionDrift | None, diverged: bool
+               ) -> tuple[ItemDrift, PositionDrift | None, int, bool]:
+    """item_drift's answer from the positions' values."""
+    import numpy as np
+
     if values is None:
         return ItemDrift(prefix, 0, None, None, None, None), None, prefix, diverged
     n = len(values.kl)

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from .classify import ItemDiff, diff_item, identical_by_columns
+from .classify import ItemDiff, diff_item, identical_by_columns, identical_by_digests
 from .columnar import diverged_by_columns
 from .tokens import (
     COUNT_KEYS,
@@ -222,7 +222,8 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
     each side's [tokens, not-top-1 tokens]."""
     from dataclasses import replace
 
-    from .drift import DriftAccumulator, item_drift, table_of
+    from ..store import TOKEN_FIELD
+    from .drift import DriftAccumulator, item_drift, same_numbers, summarised, table_of
 
     drafted = drafted_during(baseline.manifest), drafted_during(candidate.manifest)
     drift = DriftAccumulator()
@@ -230,21 +231,39 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
     streamed = {"baseline": [0, 0], "candidate": [0, 0]}
     for i in common:
         b, c = b_by_id[i], c_by_id[i]
+        # the same tokens and numbers on both sides by the side files' digests: decided unread
+        digests = _digests(baseline, candidate, i)
+        item = identical_by_digests(b, c, *digests) if digests is not None else None
+        if item is not None:
+            n = digests[0][3]
+            summary, values, walked, diverged = summarised(b.get(TOKEN_FIELD), same_numbers(n), False)
+            item = replace(item, drift=summary)
+            drift.add(values, walked, diverged)
+            items.append(item)
+            for side, count in (("baseline", item.baseline_not_top1), ("candidate", item.candidate_not_top1)):
+                streamed[side][0] += b.get(TOKEN_FIELD)
+                streamed[side][1] += count
+            continue
         # the side file's Arrow tables; an old folder's inline lists keep their float64 logprobs
         if _columnar(baseline, i) and _columnar(candidate, i):
-            tables = baseline.tokens.table(i), candidate.tokens.table(i)
-            fast = identical_by_columns(b, c, *tables)
-            item = fast or diverged_by_columns(b, c, *tables, tau, top_k) or diff_item(b, c, tau, top_k, tables=tables,
-                                                                                     drafted=drafted)
+            # numpy views of each side's row group (built once a group, the next group read
+            # ahead in a thread); the Arrow tables are slices of the same decoded group
+            pair = baseline.tokens.arrays(i), candidate.tokens.arrays(i)
+            tables = tuple(None if v is None else v.table for v in pair)
+            views = pair if None not in pair else None
+            fast = identical_by_columns(b, c, *tables, views=views)
+            item = fast or diverged_by_columns(b, c, *tables, tau, top_k, views=views) or \
+                diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
             sizes = [0 if t is None else t.num_rows for t in tables]
         else:
             b, c = baseline.with_logprobs(b), candidate.with_logprobs(c)
             item = diff_item(b, c, tau, top_k, drafted=drafted)
             sizes = [len(r.get("logprobs") or ()) for r in (b, c)]
             tables = table_of(b.get("logprobs")), table_of(c.get("logprobs"))
-            fast = None
+            fast = views = None
         if item.verdict != "undetermined" or item.token_index is not None:
-            summary, values, walked, diverged = item_drift(*tables, item.verdict, item.token_index, fast is not None)
+            summary, values, walked, diverged = item_drift(*tables, item.verdict, item.token_index, fast is not None,
+                                                           views=views)
             if summary is not None:
                 item = replace(item, drift=summary)
                 drift.add(values, walked, diverged)
@@ -275,15 +294,33 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     # rescan the growing heap again and again (it took ~40 % of a long diff's time).
     collecting = gc.isenabled()
     gc.disable()
+    streams = [getattr(run, "tokens", None) for run in (baseline, candidate)]
+    for s in streams:
+        if s is not None and hasattr(s, "read_ahead"):
+            s.read_ahead()          # items are walked in file order: the next row group is read meanwhile
     try:
         items, streamed, drift = _diff_items(baseline, candidate, b_by_id, c_by_id, common, tau, top_k)
     finally:
+        for s in streams:
+            if s is not None and hasattr(s, "close"):
+                s.close()
         if collecting:
             gc.enable()
     sides = (_side(baseline, (b_by_id[i] for i in common), *streamed["baseline"]),
              _side(candidate, (c_by_id[i] for i in common), *streamed["candidate"]))
     notes += [w for w in (sides[0].greedy_warning("baseline"), sides[1].greedy_warning("candidate")) if w]
     return DiffResult(sides[0], sides[1], tau, tuple(items), tuple(notes), missing, drift=drift)
+
+
+def _digests(baseline: Any, candidate: Any, item_id: str) -> tuple[list[Any], list[Any]] | None:
+    pair = []
+    for run in (baseline, candidate):
+        tokens = getattr(run, "tokens", None)
+        entry = tokens.digest(item_id) if tokens is not None and hasattr(tokens, "digest") else None
+        if entry is None:
+            return None
+        pair.append(entry)
+    return pair[0], pair[1]
 
 
 def _columnar(run: Any, item_id: str) -> bool:

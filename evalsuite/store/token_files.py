@@ -12,6 +12,7 @@ from typing import Any, Iterable, Iterator
 
 from .layout import RECORDS, SAMPLE_FIELD, TOKEN_FIELD, TOKENS, TOKENS_LIVE, RunFolderError, _AtomicFile, _read, loads
 from .record import bulky
+from .token_arrays import ItemArrays, TokenArrays
 from .tokens import TokenColumns, _entries, token_schema
 
 
@@ -93,27 +94,53 @@ def _encode_tokens(table):
     return pa.Table.from_arrays([out[f.name].cast(f.type) for f in schema], schema=schema)
 
 
+def _full_flags(lengths):
+    """bytes_flags with every alternative's bit set, for rows of these alternative counts
+    (the chosen token's bit 0 not included)."""
+    import numpy as np
+
+    table = np.zeros(_FLAG_SLOTS + 1, dtype=np.int64)
+    for k in range(1, _FLAG_SLOTS + 1):
+        table[k] = table[k - 1] | (1 << (2 * k))
+    return table[np.minimum(lengths, _FLAG_SLOTS)]
+
+
 def _decode_tokens(table):
     """The stored form -> token_schema() columns, exactly as written."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    cols = {name: table.column(name).combine_chunks() for name in table.column_names}
-    offsets, parent, slot = _list_layout(cols["top_token"])
+    cols = {name: table.column(name).chunk(0) if table.column(name).num_chunks == 1 else table.column(name).combine_chunks()
+            for name in table.column_names}
     flags = cols["bytes_flags"].to_numpy(zero_copy_only=False).astype(np.int64)
     rank = cols["chosen_rank"].to_numpy(zero_copy_only=False).astype(np.int64)
     top = {k: cols[f"top_{k}"].flatten() for k in ("token", "bytes", "id", "logprob")}
-    top_flag = (np.right_shift(flags[parent], 2 * (np.minimum(slot, _FLAG_SLOTS - 1) + 1)) & 1).astype(bool) & (slot < _FLAG_SLOTS)
-    top_bytes = pc.if_else(pa.array(top_flag), pc.cast(top["token"], pa.binary()), top["bytes"])
+    lengths = cols["top_token"].value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # The common case: every alternative's bytes are the UTF-8 of its text (all its flag bits
+    # set), so the column is the texts' own buffers; else the flags are read slot by slot.
+    full = _full_flags(lengths)
+    if lengths.size and lengths.max() <= _FLAG_SLOTS and np.array_equal(flags & full, full):
+        top_bytes = pc.cast(top["token"], pa.binary())
+    else:
+        _, parent, slot = _list_layout(cols["top_token"])
+        top_flag = (np.right_shift(flags[parent], 2 * (np.minimum(slot, _FLAG_SLOTS - 1) + 1)) & 1).astype(bool) & (slot < _FLAG_SLOTS)
+        top_bytes = pc.if_else(pa.array(top_flag), pc.cast(top["token"], pa.binary()), top["bytes"])
     out = {"part": cols["part"]}
     derived = rank >= 0
     at = pa.array(np.where(derived, offsets[:-1] + np.maximum(rank, 0), 0))
+    every = bool(derived.all())
     mask = pa.array(derived)
     for k, values in (("token", top["token"]), ("bytes", top_bytes), ("id", top["id"]), ("logprob", top["logprob"])):
-        out[k] = pc.if_else(mask, pc.take(values, at), cols[k]) if len(values) else cols[k]
-    utf8 = pa.array(~derived & (flags & 1).astype(bool))
-    out["bytes"] = pc.if_else(utf8, pc.cast(out["token"], pa.binary()), out["bytes"])
+        if not len(values):
+            out[k] = cols[k]
+        else:   # every row derived: the chosen token is always one of its alternatives (greedy runs)
+            out[k] = pc.take(values, at) if every else pc.if_else(mask, pc.take(values, at), cols[k])
+    utf8 = ~derived & (flags & 1).astype(bool)
+    if utf8.any():
+        out["bytes"] = pc.if_else(pa.array(utf8), pc.cast(out["token"], pa.binary()), out["bytes"])
     off = pa.array(offsets.astype(np.int32))
     out["top_token"] = pa.ListArray.from_arrays(off, top["token"])
     out["top_bytes"] = pa.ListArray.from_arrays(off, top_bytes)
@@ -167,6 +194,98 @@ def _whole_blobs_end(path: Path) -> int:
     return end
 
 
+# The footer's per-item digests (optional: files written before them have none). For each
+# item: [blake2b-128 of its token table as written (Arrow IPC), sha256-128 of its bytes joined
+# (null when an id or a bytes value is missing), tokens not their own top-1, positions with a
+# top-K and a finite logprob, whether every number and key is there (no null, no NaN, no
+# ragged alternatives)]. Two runs' items with equal digests hold the same tokens and numbers:
+# `diff` decides them without reading the row group (lossless/runs.py).
+DIGESTS = "evalsuite.digests"
+
+
+def item_digests(group: Any, ids: list[str], counts: list[int], tables: list[Any]) -> dict[str, list[Any]]:
+    """DIGESTS entries of the items of one row group (`group`: their token_schema() rows in order)."""
+    import hashlib
+
+    arrays = TokenArrays(group)
+    out, start = {}, 0
+    for item_id, n, table in zip(ids, counts, tables):
+        v = arrays.item(start, n)
+        spelled = (hashlib.sha256(v.spelled()).hexdigest()[:32]
+                   if v.ids_complete() and v.bytes_complete() else None)
+        out[item_id] = [content_digest(table), spelled, v.not_top1(), v.measured(n), bool(n) and v.numbers_plain(n)]
+        start += n
+    return out
+
+
+def content_digest(table: Any) -> str:
+    """blake2b-128 of a token_schema() table's content. Equal digests mean equal content;
+    equal content written apart may digest apart (then `diff` just reads the rows). Arrays
+    that start at offset 0 (a response's own columns) are hashed buffer by buffer with their
+    types, lengths and null counts, which then fix every value; anything else (a slice, several
+    chunks) as its Arrow IPC serialisation."""
+    import hashlib
+    import struct
+
+    import pyarrow as pa
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(b"buffers\0" + struct.pack("<q", table.num_rows))
+    for name in table.column_names:
+        column = table.column(name)
+        if column.num_chunks != 1:
+            return _ipc_digest(table)
+        arr = column.chunk(0)
+        layout, stack = [], [arr]
+        while stack:
+            a = stack.pop()
+            if a.offset:
+                return _ipc_digest(table)
+            layout.append(f"{a.type}|{len(a)}|{a.null_count}")
+            if isinstance(a, pa.ListArray):
+                stack.append(a.values)
+        h.update((name + ";" + ";".join(layout) + "\0").encode())
+        for buf in arr.buffers():
+            h.update(b"-" if buf is None else struct.pack("<q", buf.size))
+            if buf is not None:
+                h.update(buf)
+    return h.hexdigest()
+
+
+def _ipc_digest(table: Any) -> str:
+    import hashlib
+
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table.combine_chunks())
+    h = hashlib.blake2b(digest_size=16)
+    h.update(b"ipc\0")
+    h.update(sink.getvalue())
+    return h.hexdigest()
+
+
+def text_digest(text: str) -> str:
+    """The DIGESTS form of a text's UTF-8 (compared with an item's joined bytes)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+class _Group:
+    """One decoded row group of tokens.parquet, and its numpy arrays once asked for."""
+
+    def __init__(self, table: Any):
+        self.table = table
+        self._arrays: TokenArrays | None = None
+
+    def arrays(self) -> TokenArrays:
+        if self._arrays is None:
+            self._arrays = TokenArrays(self.table)
+        return self._arrays
+
+
 class TokenStreams:
     """One run's token streams, item by item: from tokens.parquet (finished runs), tokens.arrows
     (live or resumed runs; a later blob for an id wins when its count matches the record) and
@@ -178,7 +297,10 @@ class TokenStreams:
         self.inline = dict(inline or {})
         self._parquet = None
         self._pq_index: dict[str, tuple[int, int, int]] = {}
-        self._group: tuple[int, Any] | None = None
+        self._digests: dict[str, list[Any]] = {}
+        self._group: tuple[int, _Group] | None = None
+        self._pool: Any = None          # read_ahead()'s thread
+        self._ahead: tuple[int, Any] | None = None
         parquet = self.run_dir / TOKENS
         if parquet.exists():
             import pyarrow.parquet as pq
@@ -187,6 +309,7 @@ class TokenStreams:
                 self._parquet = pq.ParquetFile(parquet)
                 meta = self._parquet.metadata.metadata or {}
                 self._pq_index = {k: tuple(v) for k, v in json.loads(meta[b"evalsuite.items"]).items()}
+                self._digests = json.loads(meta[DIGESTS.encode()]) if DIGESTS.encode() in meta else {}
             except Exception as e:
                 raise RunFolderError(f"{parquet} is unreadable ({type(e).__name__}: {e})") from None
         self._live: dict[str, tuple[int, int]] = {}
@@ -211,13 +334,66 @@ class TokenStreams:
             return pa.ipc.open_stream(pa.py_buffer(payload)).read_all()
         if item_id in self._pq_index:
             group, start, count = self._pq_index[item_id]
-            if self._group is None or self._group[0] != group:
-                self._group = (group, _decode_tokens(self._parquet.read_row_group(group)))
-            return self._group[1].slice(start, count)
+            return self._decoded(group).table.slice(start, count)
         if n == 0:
             return token_schema().empty_table()
         raise RunFolderError(f"{self.run_dir}: item {item_id} has {n} token entries but none are stored "
                              f"({TOKENS}, {TOKENS_LIVE})")
+
+    def arrays(self, item_id: str) -> "ItemArrays | None":
+        """The item's tokens as numpy views (store/token_arrays.py), or None when none are
+        stored: for tokens.parquet a slice of its row group's arrays, built once per group."""
+        if self.counts.get(item_id) is not None and item_id in self._pq_index and item_id not in self.inline \
+                and item_id not in self._live:
+            group, start, count = self._pq_index[item_id]
+            return self._decoded(group).arrays().item(start, count)
+        return ItemArrays.of(self.table(item_id))
+
+    def digest(self, item_id: str) -> list[Any] | None:
+        """The item's DIGESTS entry when tokens.parquet serves it and has one, else None."""
+        if item_id in self.inline or item_id in self._live or item_id not in self._pq_index:
+            return None
+        entry = self._digests.get(item_id)
+        if not isinstance(entry, list) or len(entry) != 5 or self.counts.get(item_id) != self._pq_index[item_id][2]:
+            return None
+        return entry
+
+    def read_ahead(self) -> None:
+        """Items will be asked for in file order (a diff): decode the next row group in a
+        background thread while this one is walked (Parquet reading, Arrow and numpy
+        release the GIL), with its arrays. At most two groups are held."""
+        if self._parquet is not None and self._parquet.metadata.num_row_groups > 1 and self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokens-read-ahead")
+
+    def _decoded(self, group: int) -> "_Group":
+        if self._group is not None and self._group[0] == group:
+            return self._group[1]
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == group:
+            decoded = ahead[1].result()
+        elif self._pool is not None:    # one reader thread: the ParquetFile is never read by two at once
+            decoded = self._pool.submit(self._read_group, group, True).result()
+        else:
+            decoded = self._read_group(group, False)
+        self._group = (group, decoded)
+        if self._pool is not None and group + 1 < self._parquet.metadata.num_row_groups:
+            self._ahead = (group + 1, self._pool.submit(self._read_group, group + 1, True))
+        return decoded
+
+    def _read_group(self, group: int, with_arrays: bool) -> "_Group":
+        columns = [name for name in self._parquet.schema_arrow.names if name != "item"]
+        # read ahead, each run's reader is a thread of its own: no pool of column threads on top
+        decoded = _Group(_decode_tokens(self._parquet.read_row_group(group, columns=columns, use_threads=not with_arrays)))
+        if with_arrays:
+            decoded.arrays()
+        return decoded
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool, self._ahead = None, None
 
     def _inline_entries(self, item_id: str) -> list[dict[str, Any]]:
         start, length = self.inline[item_id]
@@ -251,7 +427,9 @@ class TokenParquetWriter:
         self._schema = pa.schema([("item", pa.string())] + list(token_schema()))
         self.rows_per_group = rows_per_group
         self.index: dict[str, list[int]] = {}
+        self.digests: dict[str, list[Any]] = {}
         self._pending: list[Any] = []
+        self._pending_ids: list[str] = []
         self._rows = self._group = 0
 
     def add(self, item_id: str, table) -> None:
@@ -260,14 +438,18 @@ class TokenParquetWriter:
         n = table.num_rows
         self.index[item_id] = [self._group, self._rows, n]
         self._pending.append(table.add_column(0, "item", pa.array([item_id] * n, pa.string())).cast(self._schema))
+        self._pending_ids.append(item_id)
         self._rows += n
         if self._rows >= self.rows_per_group:
             self._flush()
 
     def _flush(self) -> None:
         if self._pending:
-            self._writer.write_table(_encode_tokens(self._pa.concat_tables(self._pending)), row_group_size=self._rows + 1)
-            self._pending, self._rows, self._group = [], 0, self._group + 1
+            group = self._pa.concat_tables(self._pending)
+            self._writer.write_table(_encode_tokens(group), row_group_size=self._rows + 1)
+            self.digests.update(item_digests(group.drop_columns(["item"]), self._pending_ids,
+                                             [t.num_rows for t in self._pending], [t.drop_columns(["item"]) for t in self._pending]))
+            self._pending, self._pending_ids, self._rows, self._group = [], [], 0, self._group + 1
 
     def __enter__(self) -> "TokenParquetWriter":
         return self
@@ -276,7 +458,8 @@ class TokenParquetWriter:
         try:
             if kind is None:
                 self._flush()
-                self._writer.add_key_value_metadata({"evalsuite.items": json.dumps(self.index, separators=(",", ":"))})
+                self._writer.add_key_value_metadata({"evalsuite.items": json.dumps(self.index, separators=(",", ":")),
+                                                     DIGESTS: json.dumps(self.digests, separators=(",", ":"))})
         finally:
             self._writer.close()
             self._atomic.__exit__(kind, value, tb)

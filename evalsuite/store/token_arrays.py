@@ -1,0 +1,240 @@
+"""A decoded token table (token_schema(), one or many items: a whole row group of
+tokens.parquet) as numpy arrays, made once, and per-item views that slice them.
+
+A large `diff` asks the same few questions of every item (are the ids and bytes the same on
+both sides, do the bytes spell the text, how many tokens were not their own top-1, are the
+numbers on the common prefix the same); asked of Arrow slices item by item they cost ~40
+Arrow calls an item, more than reading the file. Here each question is a numpy slice of
+arrays built once per row group. Every answer is what the Arrow computation gives; where a
+shape is unusual (nulls, NaN) a view answers None and the caller takes the Arrow path.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+_TOP = ("top_token", "top_bytes", "top_id", "top_logprob")
+
+
+def _chunk(table: Any, name: str) -> Any:
+    import pyarrow as pa
+
+    column = table.column(name)
+    if column.num_chunks == 1:
+        return column.chunk(0)
+    return pa.concat_arrays(column.chunks) if column.num_chunks else pa.array([], column.type)
+
+
+def _binary(arr: Any) -> tuple[Any, Any, Any]:
+    """(valid bool[n], offsets int64[n+1], data bytes) of a binary or string array."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    n = len(arr)
+    valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    bufs = arr.buffers()
+    if bufs[1] is None:
+        return valid, np.zeros(n + 1, np.int64), b""
+    offsets = np.frombuffer(bufs[1], dtype=np.int32)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    data = memoryview(bufs[2]) if bufs[2] is not None else memoryview(b"")
+    return valid, offsets, data
+
+
+class TokenArrays:
+    """The columns of a token_schema() table, as numpy, for slicing by item; the masks (nulls,
+    NaN, not-top-1 ...) are counted over an item's range of rows."""
+
+    def __init__(self, table: Any):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from .tokens import not_top1_mask
+
+        self.table = table
+        self.n = n = table.num_rows
+        cols = {name: _chunk(table, name) for name in table.column_names}
+        self.cols = cols
+
+        def valid(arr: Any) -> Any:
+            return pc.is_valid(arr).to_numpy(zero_copy_only=False)
+        id_valid = valid(cols["id"])
+        self.id_null = ~id_valid
+        self.ids = cols["id"].fill_null(0).to_numpy(zero_copy_only=False)
+        bytes_valid, self.bytes_off, self.bytes_data = _binary(cols["bytes"])
+        self.bytes_null = ~bytes_valid
+        self.bytes_len = np.diff(self.bytes_off)
+        lp_valid = valid(cols["logprob"])
+        self.lp_valid = lp_valid
+        self.lp = cols["logprob"].fill_null(0).to_numpy(zero_copy_only=False)
+        with np.errstate(invalid="ignore"):
+            self.lp_odd = ~lp_valid | np.isnan(self.lp)
+        self.not_top1 = not_top1_mask(pa.RecordBatch.from_arrays([cols[f.name] for f in table.schema], schema=table.schema)) \
+            if n else np.zeros(0, bool)
+        lengths = [pc.fill_null(pc.list_value_length(cols[name]), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+                   for name in _TOP]
+        self.list_nulls = sum(cols[name].null_count for name in _TOP)
+        self.top_len = lengths[3]                       # of top_logprob
+        ragged = np.zeros(n, bool)
+        for other in lengths[:3]:
+            ragged |= other != lengths[3]
+        self.ragged = ragged
+        self.top_off = np.zeros(n + 1, np.int64)
+        np.cumsum(self.top_len, out=self.top_off[1:])
+        self.flat = {name: pc.list_flatten(cols[name]) for name in _TOP}
+        top_lp = self.flat["top_logprob"]
+        top_lp_valid = valid(top_lp)
+        self.top_lp = top_lp.fill_null(0).to_numpy(zero_copy_only=False)
+        with np.errstate(invalid="ignore"):
+            nan = np.isnan(self.top_lp)
+            self.top_lp_odd = top_lp_valid & (nan | (self.top_lp == np.inf))   # NaN / +inf alternatives
+            self.top_lp_bad = ~top_lp_valid | nan
+        top_id = self.flat["top_id"]
+        self.top_id_null = ~valid(top_id)
+        self.top_id = top_id.fill_null(0).to_numpy(zero_copy_only=False)
+        top_bytes_valid, self.top_bytes_off, self.top_bytes_data = _binary(self.flat["top_bytes"])
+        self.top_bytes_null = ~top_bytes_valid
+        self.top_bytes_len = np.diff(self.top_bytes_off)
+        self._text: tuple[Any, Any, list[Any]] | None = None
+
+    def text_layout(self) -> tuple[Any, Any, list[Any]]:
+        """(the length in characters of each token's text, 0 for none; each token's part as a code; the
+        part of each code, "" for none), made on first use (divergent items only)."""
+        if self._text is None:
+            import numpy as np
+            import pyarrow.compute as pc
+
+            lengths = pc.fill_null(pc.utf8_length(self.cols["token"]), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            parts = pc.dictionary_encode(pc.fill_null(self.cols["part"], ""))
+            self._text = (lengths, parts.indices.to_numpy(zero_copy_only=False), parts.dictionary.to_pylist())
+        return self._text
+
+    def item(self, start: int, count: int) -> "ItemArrays":
+        return ItemArrays(self, start, count)
+
+
+class ItemArrays:
+    """One item's rows [start, start + n) of a TokenArrays."""
+
+    __slots__ = ("g", "start", "n", "_table")
+
+    def __init__(self, group: TokenArrays, start: int, count: int):
+        self.g, self.start, self.n = group, start, count
+        self._table = None
+
+    @classmethod
+    def of(cls, table: Any) -> "ItemArrays | None":
+        return None if table is None else TokenArrays(table).item(0, table.num_rows)
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            self._table = self.g.table.slice(self.start, self.n)
+        return self._table
+
+    def col(self, name: str, start: int = 0, stop: int | None = None) -> Any:
+        """A token_schema() column of the item, rows [start, stop)."""
+        stop = self.n if stop is None else stop
+        return self.g.cols[name].slice(self.start + start, stop - start)
+
+    def _stop(self, stop: int | None) -> int:
+        return self.start + (self.n if stop is None else stop)
+
+    def _flat(self, stop: int | None = None) -> tuple[int, int]:
+        return int(self.g.top_off[self.start]), int(self.g.top_off[self._stop(stop)])
+
+    def _rows_hold(self, mask: Any, stop: int | None = None) -> int:
+        import numpy as np
+
+        return int(np.count_nonzero(mask[self.start:self._stop(stop)]))
+
+    def _flat_hold(self, mask: Any, stop: int | None = None) -> int:
+        import numpy as np
+
+        lo, hi = self._flat(stop)
+        return int(np.count_nonzero(mask[lo:hi]))
+
+    def ids(self, stop: int | None = None) -> Any:
+        return self.g.ids[self.start:self._stop(stop)]
+
+    def ids_complete(self, stop: int | None = None) -> bool:
+        return not self._rows_hold(self.g.id_null, stop)
+
+    def bytes_complete(self) -> bool:
+        return not self._rows_hold(self.g.bytes_null)
+
+    def spelled(self) -> bytes:
+        """The item's bytes, concatenated (bytes_complete() items)."""
+        off = self.g.bytes_off
+        return self.g.bytes_data[int(off[self.start]):int(off[self.start + self.n])].tobytes()
+
+    def same_bytes(self, other: "ItemArrays") -> bool:
+        """Row for row the same bytes (both bytes_complete(), the same length)."""
+        import numpy as np
+
+        return bool(np.array_equal(self.g.bytes_len[self.start:self._stop(None)],
+                                   other.g.bytes_len[other.start:other._stop(None)])) and self.spelled() == other.spelled()
+
+    def not_top1(self, stop: int | None = None) -> int:
+        return self._rows_hold(self.g.not_top1, stop)
+
+    def not_top1_mask(self) -> Any:
+        return self.g.not_top1[self.start:self._stop(None)]
+
+    def top_lengths(self) -> Any:
+        return self.g.top_len[self.start:self._stop(None)]
+
+    def ragged(self) -> bool:
+        return bool(self._rows_hold(self.g.ragged))
+
+    def odd_alternatives(self) -> bool:
+        """A NaN or +inf among the alternatives' logprobs."""
+        return bool(self._flat_hold(self.g.top_lp_odd))
+
+    def flat(self, name: str, stop: int | None = None) -> Any:
+        """The item's alternatives of rows [0, stop) of a top_* column, flattened (Arrow)."""
+        lo, hi = self._flat(stop)
+        return self.g.flat[name].slice(lo, hi - lo)
+
+    def numbers_plain(self, stop: int) -> bool:
+        """Rows [0, stop) have every number and key (no nulls, no NaN) and no null list: the
+        shape numbers_equal decides exactly."""
+        g = self.g
+        return not (g.list_nulls or self._rows_hold(g.lp_odd, stop) or self._rows_hold(g.ragged, stop)
+                    or self._flat_hold(g.top_lp_bad, stop) or self._flat_hold(g.top_id_null, stop)
+                    or self._flat_hold(g.top_bytes_null, stop))
+
+    def numbers_equal(self, other: "ItemArrays", stop: int) -> bool:
+        """Rows [0, stop) carry the same logprob, top_id, top_logprob and top_bytes on both
+        sides (numbers_plain() on both): Arrow's equals() of those columns."""
+        import numpy as np
+
+        a, b = self, other
+        (la, ha), (lb, hb) = a._flat(stop), b._flat(stop)
+        if not (np.array_equal(a.g.top_len[a.start:a._stop(stop)], b.g.top_len[b.start:b._stop(stop)])
+                and np.array_equal(a.g.lp[a.start:a._stop(stop)], b.g.lp[b.start:b._stop(stop)])
+                and np.array_equal(a.g.top_id[la:ha], b.g.top_id[lb:hb])
+                and np.array_equal(a.g.top_lp[la:ha], b.g.top_lp[lb:hb])
+                and np.array_equal(a.g.top_bytes_len[la:ha], b.g.top_bytes_len[lb:hb])):
+            return False
+        oa, ob = a.g.top_bytes_off, b.g.top_bytes_off
+        return a.g.top_bytes_data[int(oa[la]):int(oa[ha])] == b.g.top_bytes_data[int(ob[lb]):int(ob[hb])]
+
+    def measured(self, stop: int) -> int:
+        """Rows of [0, stop) with a top-K list and a finite logprob (drift's positions)."""
+        import numpy as np
+
+        r = slice(self.start, self._stop(stop))
+        return int(np.count_nonzero((self.g.top_len[r] > 0) & self.g.lp_valid[r] & np.isfinite(self.g.lp[r])))
+
+    def text_before(self, stop: int, part: str) -> tuple[Any, int]:
+        """(the lengths in characters of the texts of rows [0, stop), the characters of those rows in
+        `part`: a null or "" part counts as "answer")."""
+        import numpy as np
+
+        lengths, codes, names = self.g.text_layout()
+        r = slice(self.start, self._stop(stop))
+        in_part = np.zeros(r.stop - r.start, bool)
+        for k, name in enumerate(names):        # a couple of parts: one comparison each
+            if name == part or (part == "answer" and name == ""):
+                in_part |= codes[r] == k
+        return lengths[r], int(lengths[r][in_part].sum())

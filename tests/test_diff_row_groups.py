@@ -1,0 +1,208 @@
+"""`diff` over tokens.parquet (row groups decoded once into numpy arrays, store/token_arrays.py,
+the next group read ahead in a thread) gives exactly what the per-item path gives over the
+same streams kept inline in records.jsonl: every item's verdict, reason, margin, context and
+drift, and the run pair's drift summary, on planted items of every kind, several to a row
+group and groups split between items."""
+from __future__ import annotations
+
+import json
+import random
+
+import pyarrow as pa
+from runfactory import make_run, rec
+
+from evalsuite.lossless.runs import diff_runs
+from evalsuite.store import TOKENS, TokenColumns, TokenParquetWriter, load_run
+
+K = 3
+
+
+def lp(rng, lo=0.0, hi=0.5):
+    """A logprob float32 holds exactly (the inline path keeps float64, the side file float32)."""
+    return -round(rng.uniform(lo, hi) * 256) / 256
+
+
+def entry(word, wid, value, alts, part="answer"):
+    top = [{"token": word, "bytes": list(word.encode()), "id": wid, "logprob": value}]
+    top += [{"token": w, "bytes": list(w.encode()), "id": i, "logprob": v} for w, i, v in alts]
+    return {"token": word, "bytes": list(word.encode()), "id": wid, "logprob": value, "part": part, "top": top}
+
+
+def stream(n, seed, reasoning=0):
+    rng = random.Random(seed)
+    out = []
+    for p in range(n):
+        wid = rng.randrange(500)
+        word = f" w{wid}" if wid % 5 else f" é{wid}"
+        value = lp(rng)
+        alts = [(f" a{p}", 5000 + p, value - 1 - lp(rng, 0, 1) * -1), (f" b{p}", 6000 + p, value - 3 + lp(rng, 0, 1))]
+        out.append(entry(word, wid, value, alts, "reasoning" if p < reasoning else "answer"))
+    return out
+
+
+def diverge(eb, at, word, wid, seed):
+    ec = [dict(e) for e in eb[:at]]
+    ec.append(entry(word, wid, -1 / 128, [(eb[at]["token"], eb[at]["id"], -1 / 64)]))
+    return ec + stream(len(eb) - at - 1, seed)
+
+
+def drifted(entries, every, shift):
+    out = []
+    for n, e in enumerate(entries):
+        if n % every == 0:
+            top = [dict(t, logprob=t["logprob"] - shift) for t in e["top"]]
+            e = dict(e, top=top, logprob=top[0]["logprob"])
+        out.append(e)
+    return out
+
+
+def planted():
+    """(id, baseline entries, candidate entries, baseline finish, candidate finish)."""
+    items = []
+    for n in range(4):                                   # identical, the same numbers
+        s = stream(30 + 7 * n, n, reasoning=10)
+        items.append((f"same/{n}", s, s, "stop", "stop"))
+    s = stream(50, 10)
+    items.append(("drift/0", s, drifted(s, 3, 1 / 32), "stop", "stop"))          # same text, other numbers
+    s = stream(40, 11)
+    s[7] = dict(s[7], top=[s[7]["top"][0], dict(s[7]["top"][1], logprob=s[7]["logprob"] + 0.25), s[7]["top"][2]])
+    items.append(("not_top1/0", s, s, "stop", "stop"))                            # not its own top-1
+    s = stream(60, 12, reasoning=20)
+    items.append(("real/0", s, diverge(s, 33, " zzz", 99999, 13), "stop", "stop"))
+    s = stream(45, 14)
+    alt = s[20]["top"][1]
+    s[20]["top"][1] = dict(alt, logprob=s[20]["logprob"] - 1 / 64)                 # a near tie
+    items.append(("tie/0", s, diverge(s, 20, alt["token"], alt["id"], 15), "stop", "stop"))
+    s = stream(55, 16)
+    items.append(("real/1", s, drifted(diverge(s, 40, " qq", 88888, 17), 4, 1 / 16), "stop", "stop"))
+    s = stream(35, 18)
+    gap = [dict(e) for e in s]
+    gap[5] = dict(gap[5], logprob=None, top=[])                                     # a number missing
+    items.append(("missing/0", s, gap, "stop", "stop"))
+    s = stream(30, 19)
+    nan = [dict(e) for e in s]
+    nan[3] = dict(nan[3], top=[nan[3]["top"][0], dict(nan[3]["top"][1], logprob=float("nan")), nan[3]["top"][2]])
+    items.append(("nan/0", nan, nan, "stop", "stop"))
+    s = stream(40, 20)
+    items.append(("cut/0", s[:25], s, "length", "stop"))
+    s = stream(20, 21)
+    items.append(("same/last", s, s, "stop", "stop"))
+    return items
+
+
+def text(entries, part):
+    return "".join(e["token"] for e in entries if e["part"] == part) or None
+
+
+def inline_run(path, items, side):
+    records = []
+    for item_id, eb, ec, fb, fc in items:
+        e, finish = (eb, fb) if side == 0 else (ec, fc)
+        reasoning = text(e, "reasoning")
+        records.append(rec(item_id, answer=text(e, "answer") or "", reasoning=reasoning,
+                           reasoning_source="field" if reasoning else None, logprobs=e, finish_reason=finish))
+    return make_run(path, records=records, decoding={"logprobs": K})
+
+
+def parquet_copy(inline, path, rows_per_group):
+    """The same run with its streams in tokens.parquet (slim records, as a finished run)."""
+    path.mkdir()
+    (path / "manifest.json").write_text((inline / "manifest.json").read_text())
+    lines = []
+    with TokenParquetWriter(path / TOKENS, rows_per_group=rows_per_group) as writer:
+        for line in (inline / "records.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            entries = r.pop("logprobs")
+            r["logprob_tokens"] = len(entries)
+            writer.add(r["id"], pa.Table.from_batches([TokenColumns.from_entries(entries).to_arrow()]))
+            lines.append(json.dumps(r, ensure_ascii=False))
+    (path / "records.jsonl").write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_row_group_arrays_give_the_per_item_verdicts_and_drift(tmp_path):
+    items = planted()
+    b, c = inline_run(tmp_path / "b", items, 0), inline_run(tmp_path / "c", items, 1)
+    reference = diff_runs(load_run(b), load_run(c)).to_dict()
+    verdicts = {i["id"]: i["class"] for i in reference["items"]}
+    assert verdicts["real/0"] == "real" and verdicts["tie/0"] == "near_tie" and verdicts["cut/0"] == "cut_prefix"
+    assert reference["drift"]["kl_max"] > 0 and reference["counts"]["identical"] >= 8
+    for rows in (90, 250, 100_000):            # several items a group, groups split between items, one group
+        pb = parquet_copy(b, tmp_path / f"pb{rows}", rows)
+        pc_ = parquet_copy(c, tmp_path / f"pc{rows}", rows)
+        base, cand = load_run(pb), load_run(pc_)
+        assert base.tokens.inline == {} and base.tokens._parquet.metadata.num_row_groups >= (2 if rows < 1000 else 1)
+        got = diff_runs(base, cand).to_dict()
+        for key in ("counts", "summary", "drift", "items"):
+            assert got[key] == reference[key], key
+
+
+def test_items_of_one_row_group_share_its_arrays(tmp_path):
+    items = planted()
+    run = load_run(parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "p", 100_000))
+    views = [run.tokens.arrays(i[0]) for i in items]
+    assert all(v.g is views[0].g for v in views)       # one decode, one set of arrays
+    for (item_id, eb, *_), v in zip(items, views):
+        assert v.n == len(eb) and v.table.num_rows == len(eb)
+        assert v.ids().tolist() == [e["id"] for e in eb]
+
+
+def test_items_with_equal_digests_are_decided_without_reading_the_tokens(tmp_path, monkeypatch):
+    from evalsuite.store.token_files import TokenStreams
+
+    items = [i for i in planted() if i[0].startswith("same/") or i[0] in ("not_top1/0", "drift/0", "nan/0")]
+    b, c = inline_run(tmp_path / "b", items, 0), inline_run(tmp_path / "c", items, 1)
+    reference = diff_runs(load_run(b), load_run(c)).to_dict()
+    pb, pc_ = parquet_copy(b, tmp_path / "pb", 60), parquet_copy(c, tmp_path / "pc", 60)
+    reads = []
+    real_read = TokenStreams._read_group
+    monkeypatch.setattr(TokenStreams, "_read_group", lambda self, g, a: reads.append((self.run_dir.name, g)) or real_read(self, g, a))
+    base, cand = load_run(pb), load_run(pc_)
+    got = diff_runs(base, cand).to_dict()
+    for key in ("counts", "summary", "drift", "items"):
+        assert got[key] == reference[key], key
+    # only the groups of the items whose tokens differ (drift/0) or whose numbers are not all
+    # there (nan/0: NaN is never equal to itself) were read; same/* and not_top1/0 were not
+    groups = {base.tokens._pq_index[i][0] for i in ("drift/0", "nan/0")}
+    assert {g for _, g in reads} == groups
+    assert base.tokens.digest("same/0")[0] == cand.tokens.digest("same/0")[0]
+    assert base.tokens.digest("drift/0")[0] != cand.tokens.digest("drift/0")[0]
+    assert base.tokens.digest("nan/0")[4] is False and base.tokens.digest("not_top1/0")[2] == 1
+
+
+def test_a_change_in_any_column_changes_the_content_digest():
+    from evalsuite.store.token_files import content_digest
+
+    def tab(entries):
+        return pa.Table.from_batches([TokenColumns.from_entries(entries).to_arrow()])
+
+    s = stream(12, 30, reasoning=4)
+    base = content_digest(tab(s))
+    assert content_digest(tab([dict(e) for e in s])) == base          # the same content, built again
+    changes = {
+        "token": lambda e: dict(e, token=e["token"] + "x"),
+        "bytes": lambda e: dict(e, bytes=e["bytes"] + [120]),
+        "bytes null": lambda e: dict(e, bytes=None),
+        "id": lambda e: dict(e, id=e["id"] + 1),
+        "id null": lambda e: dict(e, id=None),
+        "logprob": lambda e: dict(e, logprob=e["logprob"] - 2 ** -20),
+        "part": lambda e: dict(e, part="reasoning" if e["part"] == "answer" else "answer"),
+        "top_token": lambda e: dict(e, top=[dict(e["top"][0], token="q")] + e["top"][1:]),
+        "top_bytes": lambda e: dict(e, top=[dict(e["top"][0], bytes=[113])] + e["top"][1:]),
+        "top_id": lambda e: dict(e, top=[dict(e["top"][0], id=7)] + e["top"][1:]),
+        "top_logprob": lambda e: dict(e, top=[dict(e["top"][0], logprob=-9.0)] + e["top"][1:]),
+        "top shorter": lambda e: dict(e, top=e["top"][:-1]),
+    }
+    seen = {base}
+    for name, change in changes.items():
+        for at in (0, 7, 11):
+            changed = [dict(e) for e in s]
+            changed[at] = change(changed[at])
+            d = content_digest(tab(changed))
+            assert d != base, (name, at)
+            seen.add(d)
+    # a slice (offset > 0) is hashed by its IPC serialisation: equal slices agree, others not
+    t = tab(stream(30, 31))
+    assert content_digest(t.slice(5, 10)) == content_digest(t.slice(5, 10))
+    assert content_digest(t.slice(5, 10)) != content_digest(t.slice(6, 10))
+    assert content_digest(t.slice(0, 10)) != content_digest(t.slice(5, 10))
