@@ -1,7 +1,7 @@
 """The run folder's manifest and resuming: what a run was made with, whether a resume may
 continue it (same items, prompts and decoding), and the command that resumes it.
 
-`settings` here is the runner's RunSettings (evalsuite.runner), passed in: this module sits
+`settings` here is the runner's RunSettings (evalsuite.run_settings), passed in: this module sits
 below the runner and does not import it.
 """
 from __future__ import annotations

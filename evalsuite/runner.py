@@ -14,200 +14,23 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .client import Decoding, Endpoint, Request, Response, now_iso, redact_url
+from .client import Endpoint, Request, Response, now_iso, redact_url
 from .engines import apply_neutral_settings, interrupt_hint, start_examples
-from .errors import EndpointError, RetryPolicy, UsageError
+from .errors import EndpointError, UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
-from .store import (MANIFEST, PARQUET, RECORD_SCHEMA, RECORDS, SAMPLE_FIELD, SAMPLE_SEP, SUMMARY, TOKEN_FIELD, TOKENS,
-                    RecordWriter, compact_records, compact_tokens, iter_record_lines, read_records, sample_key,
-                    write_json_atomic, write_parquet)
-from .store.record import BULKY_FIELDS, item_fields
+from .run_items import build_request, find_pack, jobs_of, load_items, sample_decoding
+from .run_records import error_record, response_record
+from .run_settings import RunSettings
+from .store import (MANIFEST, PARQUET, RECORDS, SUMMARY, TOKENS, RecordWriter, compact_records, compact_tokens,
+                    iter_record_lines, read_records, sample_key, write_json_atomic, write_parquet)
+from .store.record import BULKY_FIELDS
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    pack: str
-    endpoints: tuple[str, ...]
-    run_dir: Path
-    model: str | None = None
-    api: str = "chat"
-    decoding: Decoding = field(default_factory=Decoding)
-    concurrency: int = 4
-    timeout: float = 600.0
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    max_downtime: float = 300.0
-    data_dir: Path | None = None
-    subsets: tuple[str, ...] = ()
-    per_subset: int | None = None
-    seed: int = 0
-    fewshot: int = 0
-    limit: int | None = None
-    skip_bad_rows: bool = False
-    label: str | None = None
-    resume: bool = False
-    retry_errors: bool = False
-    api_key_env: str | None = None
-    quiet: bool = False
-    check_model: bool = True
-    stream: bool = True
-    argv: tuple[str, ...] = ()
-    file_options: Any = None       # tasks.file.FileOptions for a PACK that is a file or hf:NAME
-    judge: Any = None              # judge.JudgeSettings: --judge-endpoint (evalsuite/judge.py)
-    # a managed server (evalsuite.serve): the command evalsuite starts, watches and restarts
-    serve: str | None = None
-    serve_timeout: float = 600.0
-    max_restarts: int = 3
-    serve_hang_timeout: float = 120.0
-    managed: Any = None          # its Supervisor, set by serve.serve_and_run while the run goes
-    samples: int = 1     # answers per item (docs/sampling.md): sample j is asked with seed = decoding.seed + j
-
-
-# ----------------------------------------------------------------------------- items
-
-def find_pack(settings: RunSettings):
-    from .tasks import BadDataError, UnknownPackError, open_pack
-
-    try:
-        return open_pack(settings.pack, settings.file_options)
-    except (UnknownPackError, BadDataError) as e:
-        raise UsageError(str(e)) from None
-
-
-def load_items(settings: RunSettings, pack=None):
-    from .tasks import BadDataError, LoadOptions
-
-    pack = pack or find_pack(settings)
-    opts = LoadOptions(data_dir=settings.data_dir, subsets=settings.subsets, skip_bad_rows=settings.skip_bad_rows,
-                       fewshot=settings.fewshot, per_subset=settings.per_subset, seed=settings.seed)
-    try:
-        items = pack.load(opts)
-    except BadDataError as e:
-        raise UsageError(str(e)) from None
-    if settings.limit is not None:
-        items = limit_items(items, settings.limit, stratified=is_stratified(settings))
-    if settings.decoding.max_tokens is None:  # the pack's default, recorded in the manifest like any setting
-        settings = replace(settings, decoding=replace(settings.decoding, max_tokens=pack.max_tokens))
-    if not items:
-        raise UsageError(f"{settings.pack}: no items to run (check --subset / --limit)")
-    ids = [i.id for i in items]
-    if len(set(ids)) != len(ids):
-        raise UsageError(f"{settings.pack}: item ids are not unique")
-    if settings.samples > 1 and any(SAMPLE_SEP in i for i in ids):
-        bad = next(i for i in ids if SAMPLE_SEP in i)
-        raise UsageError(f"{settings.pack}: item id {bad!r} holds the character U+001F, which --samples keys use")
-    return pack, items, settings
-
-
-def is_stratified(settings: RunSettings) -> bool:
-    """A preset (its items spread over subsets by design) or a pack asked with --per-subset."""
-    from .tasks.presets import PRESETS
-
-    return settings.pack in PRESETS or settings.per_subset is not None
-
-
-def limit_items(items: list, limit: int, stratified: bool = False) -> list:
-    """The first `limit` items; of a stratified set, `limit` spread over its subsets instead:
-    one item of each subset in turn (subsets in the order they first appear, items in file
-    order), so each subset gets limit // n_subsets and the first subsets one more. Kept in the
-    set's order. Without this, `agieval-zh1200 --limit 30` was 30 items of its first subset."""
-    if not stratified or limit >= len(items):
-        return items[:limit]
-    by_subset: dict[str, list[int]] = {}
-    for n, item in enumerate(items):
-        by_subset.setdefault(item.subset, []).append(n)
-    queues = list(by_subset.values())
-    chosen: list[int] = []
-    depth = 0
-    while len(chosen) < limit:
-        for queue in queues:
-            if depth < len(queue) and len(chosen) < limit:
-                chosen.append(queue[depth])
-        depth += 1
-    return [items[n] for n in sorted(chosen)]
-
-
-def jobs_of(items, samples: int) -> list[tuple[Any, int | None]]:
-    """What the workers ask: (item, sample index), N per item in a sampled run, (item, None)
-    otherwise (records without a `sample` field, exactly as before sampling existed)."""
-    if samples <= 1:
-        return [(item, None) for item in items]
-    return [(item, j) for item in items for j in range(samples)]
-
-
-def sample_decoding(decoding: Decoding, sample: int | None) -> Decoding:
-    """Sample j goes out with seed = the run's request seed + j: the N answers differ, and a
-    rerun asks exactly the same N requests (docs/sampling.md)."""
-    if sample is None or decoding.seed is None:
-        return decoding
-    return replace(decoding, seed=decoding.seed + sample)
-
-
-def _sample_field(request: Request) -> dict[str, Any]:
-    return {} if request.sample is None else {SAMPLE_FIELD: request.sample}
-
-
-def build_request(pack, item, api: str) -> Request:
-    from .tasks.pack import prompt_text
-
-    messages = tuple(pack.prompt(item))
-    if api == "chat":
-        if pack.system:
-            messages = ({"role": "system", "content": pack.system},) + messages
-        return Request(item_id=item.id, messages=messages)
-    return Request(item_id=item.id, prompt=prompt_text(messages))
-
-
-# ----------------------------------------------------------------------------- records
-
-def outcome_of(response: Response, verdict) -> str:
-    # A cut-off response is "truncated", never "wrong"; an answer that was complete enough to
-    # be graded correct before the cut still counts as correct.
-    if response.finish_reason == "length" and not verdict.equal:
-        return "truncated"
-    if verdict.equal is None or verdict.extracted is None:
-        return "unextracted"  # no answer found, or an ambiguous one: counted apart from wrong
-    return "correct" if verdict.equal else "wrong"
-
-
-def response_record(item, request: Request, response: Response, verdict, attempts: int) -> dict[str, Any]:
-    return {
-        "schema": RECORD_SCHEMA, "id": item.id, "subset": item.subset, "gold": item.gold,
-        "prompt_sha256": request.sha256,
-        "messages": list(request.messages) if request.messages is not None else None,
-        "prompt": request.prompt,
-        "answer": response.answer, "reasoning": response.reasoning, "reasoning_source": response.reasoning_source,
-        "finish_reason": response.finish_reason,
-        "extracted": verdict.extracted, "verdict": verdict.to_dict(), "outcome": outcome_of(response, verdict),
-        "error": None, "usage": response.usage, "timing": response.timing, "server_timings": response.server_timings,
-        TOKEN_FIELD: None if response.logprobs is None else len(response.logprobs),
-        "endpoint": response.endpoint, "model": response.model, "attempts": attempts,
-        **item_fields(item), **_sample_field(request),
-    }
-
-
-def error_record(item, request: Request, error: EndpointError, endpoint: str, attempts: int,
-                 started_at: str, elapsed: float, response: Response | None = None) -> dict[str, Any]:
-    return {
-        "schema": RECORD_SCHEMA, "id": item.id, "subset": item.subset, "gold": item.gold,
-        "prompt_sha256": request.sha256,
-        "messages": list(request.messages) if request.messages is not None else None,
-        "prompt": request.prompt,
-        "answer": response.answer if response else None, "reasoning": response.reasoning if response else None,
-        "reasoning_source": response.reasoning_source if response else None,
-        "finish_reason": response.finish_reason if response else None,
-        "extracted": None, "verdict": None, "outcome": "error", "error": error.to_dict(),
-        "usage": response.usage if response else {"prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None},
-        "timing": response.timing if response else {"started_at": started_at, "ttft_s": None, "ttfa_s": None, "total_s": elapsed},
-        "server_timings": None, TOKEN_FIELD: None, "endpoint": endpoint, "model": response.model if response else None,
-        "attempts": attempts, **_sample_field(request),
-    }
 
 
 # ----------------------------------------------------------------------------- the run

@@ -21,7 +21,8 @@ FLOORS = {"evalsuite": ROOT, "evalsuite.tasks": Path(evalsuite.tasks.__file__).p
           "evalsuite.graders": Path(evalsuite.graders.__file__).parent}
 GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
 # the run machinery: it calls endpoints, runs packs or parses the command line
-RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.client", "evalsuite.serve", "evalsuite.sweep",
+RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.run_settings", "evalsuite.run_items", "evalsuite.run_records",
+                 "evalsuite.client", "evalsuite.serve", "evalsuite.sweep",
                  "evalsuite.judge", "evalsuite.engines") + tuple(
     f"evalsuite.{package}.{p.stem}" for package in ("engines", "serve")
     for p in sorted((ROOT / package).glob("*.py")) if p.stem != "__init__")

@@ -91,7 +91,7 @@ def lossless_root(s: LosslessSettings) -> Path:
 
 def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: Path):
     from ..client import Decoding
-    from ..runner import RunSettings
+    from ..run_settings import RunSettings
 
     # Greedy and seeded: the only thing left to differ is the server.
     decoding = Decoding(temperature=s.temperature, top_p=1.0, seed=0, max_tokens=s.max_tokens, logprobs=s.logprobs,
