@@ -26,7 +26,7 @@ from .progress import Progress
 from .store import (MANIFEST, PARQUET, RECORD_SCHEMA, RECORDS, SAMPLE_FIELD, SAMPLE_SEP, SUMMARY, TOKEN_FIELD, TOKENS,
                     RecordWriter, compact_records, compact_tokens, iter_record_lines, read_records, sample_key,
                     write_json_atomic, write_parquet)
-from .store.record import BULKY_FIELDS, item_fields
+from .store.record import BULKY_FIELDS, item_fields, slim
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -595,14 +595,36 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
     for name in (RECORDS, PARQUET, TOKENS, SUMMARY, MANIFEST):
         for stale in run_dir.glob(f".{name}.*.tmp"):  # left by a process killed while writing
             stale.unlink(missing_ok=True)
+    from .analysis.loops import loop_of, loops_in_records
+
     if status == "finished":
         compact_records(run_dir, item_ids)
         compact_tokens(run_dir, item_ids)
-        write_parquet(run_dir, iter_record_lines(run_dir / RECORDS))
-    from .analysis.loops import loops_in_records
+        # One pass over the compacted file (one record per key now) feeds records.parquet, the
+        # summary's records without their bulky fields and the loops, as read_records and
+        # loops_in_records would read them: the file is parsed once instead of three times.
+        records: list[dict[str, Any]] = []
+        loops: dict[str, Any] = {}
 
-    summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS),
-                        loops=loops_in_records(run_dir / RECORDS))
+        def feed():
+            for record in iter_record_lines(run_dir / RECORDS):
+                record = slim(record)[0]
+                loop = loop_of(record)
+                if loop is None:
+                    loops.pop(record["id"], None)
+                else:
+                    loops[record["id"]] = loop
+                kept = dict(record)
+                for name in BULKY_FIELDS:
+                    kept.pop(name, None)
+                records.append(kept)
+                yield record
+
+        write_parquet(run_dir, feed())
+        summary = summarize(manifest, records, loops=loops)
+    else:
+        summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS),
+                            loops=loops_in_records(run_dir / RECORDS))
     write_json_atomic(run_dir / SUMMARY, summary)
     write_json_atomic(run_dir / MANIFEST, manifest)
     return summary

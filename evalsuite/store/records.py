@@ -123,8 +123,12 @@ DERIVED = {"prompt_tokens": ("usage", "int64"), "completion_tokens": ("usage", "
 KNOWN_FIELDS = set(NESTED_FIELDS) | set(STRING_FIELDS) | set(INT_FIELDS)
 
 
+# json.dumps(value, ensure_ascii=False, default=str) without making an encoder per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    return None if value is None else _ENCODER.encode(value)
 
 
 def write_parquet(run_dir: Path, records: Iterable[dict[str, Any]], batch_size: int = 2000) -> None:
@@ -142,6 +146,15 @@ def write_parquet(run_dir: Path, records: Iterable[dict[str, Any]], batch_size: 
     schema = pa.schema(fields)
 
     def column(name: str, batch: list[dict[str, Any]]) -> list[Any]:
+        if name == "messages":
+            # the N samples of an item follow each other with the same prompt: encoded once
+            out, last, text = [], None, None
+            for r in batch:
+                value = r.get(name)
+                if value is None or value != last:
+                    last, text = value, _json(value)
+                out.append(text)
+            return out
         if name in NESTED_FIELDS:
             return [_json(r.get(name)) for r in batch]
         if name in DERIVED:
