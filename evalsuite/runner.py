@@ -257,6 +257,8 @@ class Scheduler:
         self.answering: dict[str, asyncio.Event] = {}   # per endpoint: set while it is not down
         self._probing: dict[str, int] = {}               # url -> probes of it in flight
         self._answered_probe: dict[str, float] = {}     # url -> when a probe of it last answered
+        self._requests: dict[str, Request] = {}         # item id -> its request, while its samples are asked
+        self._decodings: dict[int, Decoding] = {}       # sample index -> its decoding (its seed)
 
     def mark_down(self, url: str, since: float) -> None:
         was_up = self.down_since.get(url) is None
@@ -454,14 +456,27 @@ class Scheduler:
         finally:
             self.retrying -= 1
 
+    def request_of(self, item, sample: int | None) -> tuple[Request, Decoding]:
+        """The request and decoding of (item, sample). An item's N samples are queued one after
+        the other: its request (prompt and hash) is built once and kept while they are asked."""
+        if sample is None:
+            return build_request(self.pack, item, self.settings.api), self.settings.decoding
+        base = self._requests.get(item.id)
+        if base is None:
+            if len(self._requests) >= 4 * self.settings.concurrency * len(self.endpoints):
+                self._requests.pop(next(iter(self._requests)))   # the oldest item
+            base = self._requests[item.id] = build_request(self.pack, item, self.settings.api)
+            _ = base.sha256   # computed once, kept by with_sample
+        decoding = self._decodings.get(sample)
+        if decoding is None:
+            decoding = self._decodings[sample] = sample_decoding(self.settings.decoding, sample)
+        return base.with_sample(sample), decoding
+
     async def ask(self, item, endpoint: Endpoint, sample: int | None = None) -> dict[str, Any] | tuple:
         """An error record, or (item, request, response, attempt, endpoint, started_at, t0) to grade."""
         settings = self.settings
         policy = settings.retry
-        request = build_request(self.pack, item, settings.api)
-        if sample is not None:
-            request = replace(request, sample=sample)
-        decoding = sample_decoding(settings.decoding, sample)
+        request, decoding = self.request_of(item, sample)
         started_at, t0 = now_iso(), time.monotonic()
         attempt = 0
         failures = 0                          # retryable failures other than "cannot connect"
