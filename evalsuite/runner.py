@@ -21,6 +21,7 @@ from typing import Any
 from .client import Decoding, Endpoint, Request, Response, now_iso, redact_url
 from .engines import apply_neutral_settings, interrupt_hint, start_examples
 from .errors import EndpointError, RetryPolicy, UsageError
+from .grade_pool import GradePool
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
 from .store import (MANIFEST, PARQUET, RECORD_SCHEMA, RECORDS, SAMPLE_FIELD, SAMPLE_SEP, SUMMARY, TOKEN_FIELD, TOKENS,
@@ -328,7 +329,8 @@ class Scheduler:
         # one of the run's `--concurrency` requests. At most this many responses wait to be graded;
         # past it the workers wait (back-pressure) instead of piling responses up in memory.
         self.grading = asyncio.Semaphore(2 * slots)
-        self.pending: set[asyncio.Task] = set()
+        # worker threads; finished grades come back to the loop in batches (evalsuite/grade_pool.py)
+        self.pool = GradePool(asyncio.get_running_loop(), self.graded)
         self.pending_probes: set[asyncio.Task] = set()
         workers = [asyncio.create_task(self.worker(queue, self.endpoints[n % len(self.endpoints)]))
                    for n in range(slots)]
@@ -341,10 +343,8 @@ class Scheduler:
             await asyncio.gather(*workers, watchdog, *self.pending_probes, return_exceptions=True)
             # Responses already received are graded and recorded before the run ends, on Ctrl-C
             # too (a bounded wait: a grader that hangs leaves its item to the resume).
-            if self.pending:
-                _, hung = await asyncio.wait(list(self.pending), timeout=GRADE_DRAIN_S)
-                for task in hung:
-                    task.cancel()
+            await self.pool.wait(GRADE_DRAIN_S)
+            self.pool.close()
 
     async def worker(self, queue: asyncio.Queue, endpoint: Endpoint) -> None:
         while self.stopped_reason is None:
@@ -375,9 +375,7 @@ class Scheduler:
                 self.record(answered, None)
                 continue
             await self.grading.acquire()
-            task = asyncio.create_task(self.grade_and_record(*answered))
-            self.pending.add(task)
-            task.add_done_callback(self.pending.discard)
+            self.pool.submit(answered, self.pack.grade, answered[0], answered[2].answer)
 
     def others_answer(self, url: str) -> bool:
         return any(e.url != url and e.url not in self.retired and self.down_since.get(e.url) is None
@@ -423,14 +421,15 @@ class Scheduler:
         self.flush_pending = False
         self.writer.flush()
 
-    async def grade_and_record(self, item, request: Request, response: Response, attempt: int, endpoint: str,
-                               started_at: str, t0: float) -> None:
-        """Grade one response in the pool, then append its record (with its token streams):
-        a record is only ever written graded, in one append."""
+    def graded(self, answered: tuple, verdict, raised: BaseException | None) -> None:
+        """A response graded in the pool (on the loop again): append its record (with its token
+        streams): a record is only ever written graded, in one append."""
+        item, request, response, attempt, endpoint, started_at, t0 = answered
         try:
-            try:
-                verdict = await asyncio.to_thread(self.pack.grade, item, response.answer)
-            except Exception as e:  # a grader bug must not lose the response
+            if raised is not None and not isinstance(raised, Exception):
+                return   # the grading thread was stopped (SystemExit ...): the item is asked again on resume
+            if raised is not None:  # a grader bug must not lose the response
+                e = raised
                 error = EndpointError("grader", f"grader raised {type(e).__name__}: {e}")
                 self.record(error_record(item, request, error, endpoint, attempt, started_at,
                                          time.monotonic() - t0, response), None)
