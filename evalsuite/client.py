@@ -349,7 +349,10 @@ class Endpoint:
         self.in_flight += 1
         self.last_activity = time.monotonic()
         try:
-            response = await asyncio.wait_for(task, timeout=timeout)
+            # asyncio.timeout rather than wait_for: no second future and callbacks per request;
+            # on expiry the task is cancelled and waited for, and TimeoutError raised, as wait_for does
+            async with asyncio.timeout(timeout):
+                response = await task
             self.last_activity = time.monotonic()
             return response
         except EndpointError as e:
@@ -642,7 +645,8 @@ async def _drain(response: Any) -> None:
     """Read what follows [DONE] (the end of the chunked body) so the connection can be reused,
     without waiting on a server that leaves the stream open: then it is dropped instead."""
     try:
-        await asyncio.wait_for(response.read(), timeout=1.0)
+        async with asyncio.timeout(1.0):   # wait_for would wrap the read in a task of its own
+            await response.read()
     except Exception:
         response.close()
 
