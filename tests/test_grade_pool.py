@@ -58,3 +58,22 @@ def test_a_grade_finishing_after_close_is_dropped():
 
     assert asyncio.run(main()) == 1
     assert done == []
+
+
+def test_fast_grades_keep_to_one_thread():
+    """More threads would only take turns under the GIL: while no grade holds its thread, one
+    does them all."""
+    done = []
+
+    async def main():
+        pool = GradePool(asyncio.get_running_loop(), lambda job, result, error: done.append(result), threads=6)
+        for x in range(300):
+            pool.submit(x, pow, x, 2)
+            if x % 20 == 0:
+                await asyncio.sleep(0)
+        assert await pool.wait(10) == 0
+        pool.close()
+        return len(pool._threads)
+
+    assert asyncio.run(main()) == 1
+    assert sorted(done) == [x * x for x in range(300)]
