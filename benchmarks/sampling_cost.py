@@ -97,6 +97,7 @@ def run_bare(server, data_dir: Path, args: argparse.Namespace) -> dict:
 
 def main_bench(args: argparse.Namespace) -> dict:
     data_dir = Path(args.data_dir)
+    overhead.byte_compile()
     report = {"items": args.items, "samples": args.samples, "concurrency": args.concurrency,
               "machine_before": overhead.machine(), "latencies": {}}
     work = Path(tempfile.mkdtemp(prefix="evalsuite-sampling-bench-"))

@@ -45,7 +45,7 @@ TARGETS = {  # command: (wall s, peak RSS MB) on two 11,582-item runs
     "regrade": (None, 500),
 }
 TARGET_BYTES_PER_TOKEN = 60
-TARGET_CLIENT_US_PER_TOKEN = 25
+TARGET_CLIENT_US_PER_TOKEN = 20   # issue 22 (was 25)
 TARGET_CLIENT_RSS_MB = 300
 VOCAB = 32000
 SUBJECTS = 67
@@ -210,6 +210,8 @@ def measure_client(items: int, tokens: int, data_dir: Path, concurrency: int) ->
     tmp = Path(tempfile.mkdtemp(prefix="evalsuite-scale-client-"))
     run_dir = tmp / "run"
     server = StubServer(0.0, "letter", tokens=tokens, top=5)
+    from overhead import byte_compile
+    byte_compile()
     samples = []
     try:
         cmd = evalsuite_command() + ["run", "cmmlu", "--endpoint", server.url, "--data-dir", str(data_dir),

@@ -13,7 +13,8 @@ import json
 import os
 import time
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -64,10 +65,17 @@ class Request:
     prompt: str | list | None = None                    # completions (a list: llama-server's [text, id, ...] form)
     sample: int | None = None                           # the sample index in a sampled run; None: not sampled
 
-    @property
+    @cached_property   # computed once (written to the instance's __dict__: fine on a frozen dataclass)
     def sha256(self) -> str:
         payload = json.dumps(list(self.messages), ensure_ascii=False, sort_keys=True) if self.messages is not None else self.prompt
         return hashlib.sha256((payload or "").encode("utf-8")).hexdigest()
+
+    def with_sample(self, sample: int | None) -> "Request":
+        """This request as sample `sample` of its item: the same prompt, its hash not computed again."""
+        out = replace(self, sample=sample)
+        if "sha256" in self.__dict__:
+            out.__dict__["sha256"] = self.__dict__["sha256"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -341,7 +349,10 @@ class Endpoint:
         self.in_flight += 1
         self.last_activity = time.monotonic()
         try:
-            response = await asyncio.wait_for(task, timeout=timeout)
+            # asyncio.timeout rather than wait_for: no second future and callbacks per request;
+            # on expiry the task is cancelled and waited for, and TimeoutError raised, as wait_for does
+            async with asyncio.timeout(timeout):
+                response = await task
             self.last_activity = time.monotonic()
             return response
         except EndpointError as e:
@@ -634,7 +645,8 @@ async def _drain(response: Any) -> None:
     """Read what follows [DONE] (the end of the chunked body) so the connection can be reused,
     without waiting on a server that leaves the stream open: then it is dropped instead."""
     try:
-        await asyncio.wait_for(response.read(), timeout=1.0)
+        async with asyncio.timeout(1.0):   # wait_for would wrap the read in a task of its own
+            await response.read()
     except Exception:
         response.close()
 

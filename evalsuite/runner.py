@@ -18,9 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .client import Endpoint, Request, Response, now_iso, redact_url
+from .client import Decoding, Endpoint, Request, now_iso, redact_url
 from .engines import apply_neutral_settings, interrupt_hint, start_examples
 from .errors import EndpointError, UsageError
+from .grade_pool import GradePool
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
 from .run_items import build_request, find_pack, jobs_of, load_items, sample_decoding
@@ -28,7 +29,7 @@ from .run_records import error_record, response_record
 from .run_settings import RunSettings
 from .store import (MANIFEST, PARQUET, RECORDS, SUMMARY, TOKENS, RecordWriter, compact_records, compact_tokens,
                     iter_record_lines, read_records, sample_key, write_json_atomic, write_parquet)
-from .store.record import BULKY_FIELDS
+from .store.record import BULKY_FIELDS, slim
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -80,6 +81,8 @@ class Scheduler:
         self.answering: dict[str, asyncio.Event] = {}   # per endpoint: set while it is not down
         self._probing: dict[str, int] = {}               # url -> probes of it in flight
         self._answered_probe: dict[str, float] = {}     # url -> when a probe of it last answered
+        self._requests: dict[str, Request] = {}         # item id -> its request, while its samples are asked
+        self._decodings: dict[int, Decoding] = {}       # sample index -> its decoding (its seed)
 
     def mark_down(self, url: str, since: float) -> None:
         was_up = self.down_since.get(url) is None
@@ -149,7 +152,8 @@ class Scheduler:
         # one of the run's `--concurrency` requests. At most this many responses wait to be graded;
         # past it the workers wait (back-pressure) instead of piling responses up in memory.
         self.grading = asyncio.Semaphore(2 * slots)
-        self.pending: set[asyncio.Task] = set()
+        # worker threads; finished grades come back to the loop in batches (evalsuite/grade_pool.py)
+        self.pool = GradePool(asyncio.get_running_loop(), self.graded)
         self.pending_probes: set[asyncio.Task] = set()
         workers = [asyncio.create_task(self.worker(queue, self.endpoints[n % len(self.endpoints)]))
                    for n in range(slots)]
@@ -162,10 +166,8 @@ class Scheduler:
             await asyncio.gather(*workers, watchdog, *self.pending_probes, return_exceptions=True)
             # Responses already received are graded and recorded before the run ends, on Ctrl-C
             # too (a bounded wait: a grader that hangs leaves its item to the resume).
-            if self.pending:
-                _, hung = await asyncio.wait(list(self.pending), timeout=GRADE_DRAIN_S)
-                for task in hung:
-                    task.cancel()
+            await self.pool.wait(GRADE_DRAIN_S)
+            self.pool.close()
 
     async def worker(self, queue: asyncio.Queue, endpoint: Endpoint) -> None:
         while self.stopped_reason is None:
@@ -196,9 +198,7 @@ class Scheduler:
                 self.record(answered, None)
                 continue
             await self.grading.acquire()
-            task = asyncio.create_task(self.grade_and_record(*answered))
-            self.pending.add(task)
-            task.add_done_callback(self.pending.discard)
+            self.pool.submit(answered, self.pack.grade, answered[0], answered[2].answer)
 
     def others_answer(self, url: str) -> bool:
         return any(e.url != url and e.url not in self.retired and self.down_since.get(e.url) is None
@@ -244,14 +244,15 @@ class Scheduler:
         self.flush_pending = False
         self.writer.flush()
 
-    async def grade_and_record(self, item, request: Request, response: Response, attempt: int, endpoint: str,
-                               started_at: str, t0: float) -> None:
-        """Grade one response in the pool, then append its record (with its token streams):
-        a record is only ever written graded, in one append."""
+    def graded(self, answered: tuple, verdict, raised: BaseException | None) -> None:
+        """A response graded in the pool (on the loop again): append its record (with its token
+        streams): a record is only ever written graded, in one append."""
+        item, request, response, attempt, endpoint, started_at, t0 = answered
         try:
-            try:
-                verdict = await asyncio.to_thread(self.pack.grade, item, response.answer)
-            except Exception as e:  # a grader bug must not lose the response
+            if raised is not None and not isinstance(raised, Exception):
+                return   # the grading thread was stopped (SystemExit ...): the item is asked again on resume
+            if raised is not None:  # a grader bug must not lose the response
+                e = raised
                 error = EndpointError("grader", f"grader raised {type(e).__name__}: {e}")
                 self.record(error_record(item, request, error, endpoint, attempt, started_at,
                                          time.monotonic() - t0, response), None)
@@ -277,14 +278,27 @@ class Scheduler:
         finally:
             self.retrying -= 1
 
+    def request_of(self, item, sample: int | None) -> tuple[Request, Decoding]:
+        """The request and decoding of (item, sample). An item's N samples are queued one after
+        the other: its request (prompt and hash) is built once and kept while they are asked."""
+        if sample is None:
+            return build_request(self.pack, item, self.settings.api), self.settings.decoding
+        base = self._requests.get(item.id)
+        if base is None:
+            if len(self._requests) >= 4 * self.settings.concurrency * len(self.endpoints):
+                self._requests.pop(next(iter(self._requests)))   # the oldest item
+            base = self._requests[item.id] = build_request(self.pack, item, self.settings.api)
+            _ = base.sha256   # computed once, kept by with_sample
+        decoding = self._decodings.get(sample)
+        if decoding is None:
+            decoding = self._decodings[sample] = sample_decoding(self.settings.decoding, sample)
+        return base.with_sample(sample), decoding
+
     async def ask(self, item, endpoint: Endpoint, sample: int | None = None) -> dict[str, Any] | tuple:
         """An error record, or (item, request, response, attempt, endpoint, started_at, t0) to grade."""
         settings = self.settings
         policy = settings.retry
-        request = build_request(self.pack, item, settings.api)
-        if sample is not None:
-            request = replace(request, sample=sample)
-        decoding = sample_decoding(settings.decoding, sample)
+        request, decoding = self.request_of(item, sample)
         started_at, t0 = now_iso(), time.monotonic()
         attempt = 0
         failures = 0                          # retryable failures other than "cannot connect"
@@ -405,6 +419,15 @@ def _warm_finish_imports() -> None:
         pass
 
 
+def _warm_sampling_imports() -> None:
+    """A sampled run's summary takes the t quantile from scipy.special (~0.2 s to import): loaded
+    while the requests are in flight, not after the last one."""
+    try:
+        import scipy.special  # noqa: F401
+    except Exception:   # the summary will say what is wrong
+        pass
+
+
 def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> dict:
     """A finished run: compact records.jsonl and the token streams, write records.parquet and
     summary.json, and only then mark the manifest. Every file is written to a temporary file
@@ -418,14 +441,36 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
     for name in (RECORDS, PARQUET, TOKENS, SUMMARY, MANIFEST):
         for stale in run_dir.glob(f".{name}.*.tmp"):  # left by a process killed while writing
             stale.unlink(missing_ok=True)
+    from .analysis.loops import loop_of, loops_in_records
+
     if status == "finished":
         compact_records(run_dir, item_ids)
         compact_tokens(run_dir, item_ids)
-        write_parquet(run_dir, iter_record_lines(run_dir / RECORDS))
-    from .analysis.loops import loops_in_records
+        # One pass over the compacted file (one record per key now) feeds records.parquet, the
+        # summary's records without their bulky fields and the loops, as read_records and
+        # loops_in_records would read them: the file is parsed once instead of three times.
+        records: list[dict[str, Any]] = []
+        loops: dict[str, Any] = {}
 
-    summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS),
-                        loops=loops_in_records(run_dir / RECORDS))
+        def feed():
+            for record in iter_record_lines(run_dir / RECORDS):
+                record = slim(record)[0]
+                loop = loop_of(record)
+                if loop is None:
+                    loops.pop(record["id"], None)
+                else:
+                    loops[record["id"]] = loop
+                kept = dict(record)
+                for name in BULKY_FIELDS:
+                    kept.pop(name, None)
+                records.append(kept)
+                yield record
+
+        write_parquet(run_dir, feed())
+        summary = summarize(manifest, records, loops=loops)
+    else:
+        summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS),
+                            loops=loops_in_records(run_dir / RECORDS))
     write_json_atomic(run_dir / SUMMARY, summary)
     write_json_atomic(run_dir / MANIFEST, manifest)
     return summary
@@ -520,8 +565,15 @@ async def _run_async(settings: RunSettings) -> int:
         spec_before = await asyncio.to_thread(_speculation_counters, endpoints)
         status = "interrupted"
         # the finishing step's imports (pyarrow, and the pandas its first call imports: ~0.5 s)
-        # load in a thread while the requests are in flight, not after them
-        asyncio.get_running_loop().run_in_executor(None, _warm_finish_imports)
+        # load in a thread while the requests are in flight, not after them; a run that keeps
+        # logprobs converts its first tokens with pyarrow at once: there, before the requests,
+        # or that first call imports pandas after all (~0.3 CPU s, 40 MB)
+        if settings.decoding.logprobs is not None:
+            _warm_finish_imports()
+        else:
+            asyncio.get_running_loop().run_in_executor(None, _warm_finish_imports)
+        if settings.samples > 1:
+            asyncio.get_running_loop().run_in_executor(None, _warm_sampling_imports)
         progress.start()
         try:
             await scheduler.run(todo)

@@ -7,6 +7,7 @@ words and maths apart; grade.grade grades by that kind.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .choice_grade import gold_choice_letters
 from .extract import MATH_SPAN_RE, extract_answer, span_text
@@ -22,6 +23,7 @@ MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln
 GOLD_PERCENT_AFTER_BOX_RE = re.compile(r"\s*\$?\s*(?:\\?%|per\s?cent\b|percentage\b)", re.I)
 
 
+@lru_cache(maxsize=4096)  # pure in the gold text, asked once per answer
 def gold_answer(gold: str) -> tuple[str, str]:
     """The answer inside an answer key: (text, how). A bare answer is itself ('bare'); a key
     written as a short solution is read like a response -- all its boxes (several form a
@@ -53,6 +55,7 @@ def gold_answer(gold: str) -> tuple[str, str]:
     return answer, f"gold-{how}"
 
 
+@lru_cache(maxsize=4096)  # pure in the gold text, asked once per answer
 def infer_kind(gold: str) -> str:
     """choice for letter golds, numeric for plain numbers, text for words, else math."""
     if gold_choice_letters(gold) is not None:
@@ -93,6 +96,7 @@ def label_dropped(norm: str) -> str:
     return right if tokens and (label_text(tokens) or function_value_label(tokens)) else norm
 
 
+@lru_cache(maxsize=4096)  # pure in the gold text, asked once per answer
 def gold_has_several(gold_text: str) -> bool:
     """A gold of several answers ('2, 3', '\\{1, 4\\}', '\\pm 2'): several boxes form a list."""
     from .structure import Items, parse_value

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Unicode maths -> the LaTeX the parser reads. Applied before NFKC, which would turn ² into 2.
 UNICODE_MATH = {
@@ -92,6 +93,9 @@ def strip_math_delimiters(text: str) -> str:
     return text
 
 
+# A pure function of its text, called several times per answer (the gold, then each extraction of
+# the answer; N times per item in a sampled run): remembered. Its result is frozen.
+@lru_cache(maxsize=8192)
 def normalise(answer: str) -> Normalised:
     """Normalise one extracted answer (not a whole response)."""
     text = unicode_to_latex(answer)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 from typing import Union
 
@@ -104,6 +105,9 @@ def matrix_entry(text: str) -> Node | None:
     return value.node if isinstance(value, Expr) else None
 
 
+# pure, and its values are frozen (plain tuples inside): remembered like normalise(); a text that
+# fails to parse raises each time (lru_cache keeps no exceptions)
+@lru_cache(maxsize=8192)
 def parse_value(text: str) -> Value:
     text = text.strip()
     if len(text) > MAX_TEXT:

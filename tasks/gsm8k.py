@@ -59,13 +59,33 @@ def prompt(item: Item) -> list[dict[str, str]]:
     return [{"role": "user", "content": TEMPLATE.format(question=item.question)}]
 
 
+# (gold, extracted number) -> equal, for the strict and flexible columns: the two often extract the
+# same number, and the N samples of an item the same final number. Only decided verdicts are
+# kept (an undecided one, e.g. past a sympy deadline, is asked again); cleared when full.
+_EQUAL: dict[tuple[str, str], bool] = {}
+_EQUAL_MAX = 8192
+
+
+def _extracted_equal(gold: str, extracted: str) -> bool:
+    key = (gold, extracted)
+    equal = _EQUAL.get(key)
+    if equal is None:
+        verdict = grade(gold, extracted, kind="numeric")
+        equal = bool(verdict)
+        if verdict.equal is not None:
+            if len(_EQUAL) >= _EQUAL_MAX:
+                _EQUAL.clear()
+            _EQUAL[key] = equal
+    return equal
+
+
 def grade_answer(item: Item, answer: str):
     strict = extract_gsm8k_strict(answer)
     flexible = extract_last_number(answer)
     verdict = grade(item.gold, answer, kind="numeric")
     details = dict(verdict.details)
-    details["strict"] = {"extracted": strict, "equal": None if strict is None else bool(grade(item.gold, strict, kind="numeric"))}
-    details["flexible"] = {"extracted": flexible, "equal": None if flexible is None else bool(grade(item.gold, flexible, kind="numeric"))}
+    details["strict"] = {"extracted": strict, "equal": None if strict is None else _extracted_equal(item.gold, strict)}
+    details["flexible"] = {"extracted": flexible, "equal": None if flexible is None else _extracted_equal(item.gold, flexible)}
     return replace(verdict, details=details)
 
 

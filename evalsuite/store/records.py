@@ -123,8 +123,12 @@ DERIVED = {"prompt_tokens": ("usage", "int64"), "completion_tokens": ("usage", "
 KNOWN_FIELDS = set(NESTED_FIELDS) | set(STRING_FIELDS) | set(INT_FIELDS)
 
 
+# json.dumps(value, ensure_ascii=False, default=str) without making an encoder per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    return None if value is None else _ENCODER.encode(value)
 
 
 def write_parquet(run_dir: Path, records: Iterable[dict[str, Any]], batch_size: int = 2000) -> None:
@@ -141,7 +145,18 @@ def write_parquet(run_dir: Path, records: Iterable[dict[str, Any]], batch_size: 
               + [pa.field(k, types[t]) for k, (_, t) in DERIVED.items()] + [pa.field("extra", pa.string())])
     schema = pa.schema(fields)
 
+    extra_names: dict[tuple[str, ...], list[str]] = {}
+
     def column(name: str, batch: list[dict[str, Any]]) -> list[Any]:
+        if name == "messages":
+            # the N samples of an item follow each other with the same prompt: encoded once
+            out, last, text = [], None, None
+            for r in batch:
+                value = r.get(name)
+                if value is None or value != last:
+                    last, text = value, _json(value)
+                out.append(text)
+            return out
         if name in NESTED_FIELDS:
             return [_json(r.get(name)) for r in batch]
         if name in DERIVED:
@@ -150,11 +165,25 @@ def write_parquet(run_dir: Path, records: Iterable[dict[str, Any]], batch_size: 
         if name == "equal":
             return [(r.get("verdict") or {}).get("equal") for r in batch]
         if name == "extra":  # fields a later schema added: kept, not dropped
-            return [_json({k: v for k, v in r.items() if k not in KNOWN_FIELDS}) if set(r) - KNOWN_FIELDS else None
-                    for r in batch]
+            # records of one run share their keys: the extra keys are found once per key layout,
+            # and an item's samples usually share their extra values (choices, item_meta)
+            out, last, text = [], None, None
+            for r in batch:
+                layout = tuple(r)
+                names = extra_names.get(layout)
+                if names is None:
+                    names = extra_names[layout] = [k for k in layout if k not in KNOWN_FIELDS]
+                if not names:
+                    out.append(None)
+                    continue
+                value = {k: r[k] for k in names}
+                if value != last:
+                    last, text = value, _json(value)
+                out.append(text)
+            return out
         if name in INT_FIELDS:
-            return [r.get(name) if isinstance(r.get(name), int) else None for r in batch]
-        return [None if r.get(name) is None else str(r.get(name)) for r in batch]
+            return [v if isinstance(v := r.get(name), int) else None for r in batch]
+        return [None if (v := r.get(name)) is None else v if type(v) is str else str(v) for r in batch]
 
     def write(writer, batch: list[dict[str, Any]]) -> None:
         writer.write_batch(pa.RecordBatch.from_arrays([pa.array(column(f.name, batch), type=f.type) for f in fields],

@@ -1,0 +1,79 @@
+"""evalsuite/grade_pool.py: grades run in threads and come back on the loop, a slow one holds
+only its thread, a raising one comes back with its exception, and late ones after close() are
+dropped."""
+import asyncio
+import threading
+
+from evalsuite.grade_pool import GradePool
+
+
+def test_results_come_back_on_the_loop_thread_with_errors_and_a_slow_grade_holds_one_thread():
+    release = threading.Event()
+    done = []
+
+    def slow(x):
+        assert release.wait(10), "the other grades did not finish while this one waited"
+        return x
+
+    def fast(x):
+        if x == 3:
+            raise ValueError("bad answer")
+        return x * 10
+
+    async def main():
+        loop_thread = threading.get_ident()
+
+        def on_done(job, result, error):
+            assert threading.get_ident() == loop_thread
+            done.append((job, result, None if error is None else str(error)))
+            if len([d for d in done if d[0] != "slow"]) == 5:
+                release.set()   # only once every fast grade is back does the slow one finish
+
+        pool = GradePool(asyncio.get_running_loop(), on_done, threads=3)
+        pool.submit("slow", slow, -1)
+        for x in range(5):
+            pool.submit(x, fast, x)
+        left = await pool.wait(10)
+        pool.close()
+        return left
+
+    assert asyncio.run(main()) == 0
+    assert sorted(done, key=str) == sorted([(0, 0, None), (1, 10, None), (2, 20, None), (3, None, "bad answer"),
+                                            (4, 40, None), ("slow", -1, None)], key=str)
+    assert done[-1][0] == "slow"
+
+
+def test_a_grade_finishing_after_close_is_dropped():
+    release = threading.Event()
+    done = []
+
+    async def main():
+        pool = GradePool(asyncio.get_running_loop(), lambda *a: done.append(a), threads=1)
+        pool.submit("hung", lambda: release.wait(10))
+        left = await pool.wait(0.2)
+        pool.close()
+        release.set()
+        await asyncio.sleep(0.2)
+        return left
+
+    assert asyncio.run(main()) == 1
+    assert done == []
+
+
+def test_fast_grades_keep_to_one_thread():
+    """More threads would only take turns under the GIL: while no grade holds its thread, one
+    does them all."""
+    done = []
+
+    async def main():
+        pool = GradePool(asyncio.get_running_loop(), lambda job, result, error: done.append(result), threads=6)
+        for x in range(300):
+            pool.submit(x, pow, x, 2)
+            if x % 20 == 0:
+                await asyncio.sleep(0)
+        assert await pool.wait(10) == 0
+        pool.close()
+        return len(pool._threads)
+
+    assert asyncio.run(main()) == 1
+    assert sorted(done) == [x * x for x in range(300)]
