@@ -28,7 +28,7 @@ ETA_MIN_SECONDS = 5.0
 
 
 class EndpointStates(Protocol):
-    """What the display reads from the scheduler (evalsuite.runner.Scheduler)."""
+    """What the display reads from the scheduler (evalsuite.scheduler.Scheduler)."""
     endpoints: list[Any]                     # each has .url
     down_since: dict[str, float | None]      # url -> monotonic time it stopped answering
     retired: dict[str, dict[str, Any]]       # url -> taken out of the rotation
