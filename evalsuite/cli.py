@@ -71,7 +71,7 @@ def run(
     import json
     import time
 
-    from .client import Decoding
+    from .exchange import Decoding
     from .errors import RetryPolicy
     from .run_settings import RunSettings
     from .runner import UsageError, run as run_pack

@@ -8,13 +8,10 @@ runner decides on (retry or record); they are never turned into answer text.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import time
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
-from functools import cached_property
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -29,70 +26,14 @@ from .errors import (
     sdk_error_message,
     status_message,
 )
-from .logprob_entries import scored_or_none
+from .exchange import Decoding, Request, Response
 from .store import TokenColumns
+from .stream_parts import ThinkSplitter, add_chat_tokens, add_legacy_tokens
 
 try:  # about 3x faster than the stdlib on the streamed chunks
     import orjson as _orjson
 except ImportError:  # pragma: no cover
     _orjson = None
-
-
-@dataclass(frozen=True)
-class Decoding:
-    """Every setting that changes the output. Recorded once in the manifest."""
-
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int | None = 0
-    max_tokens: int | None = 1024
-    stop: tuple[str, ...] = ()
-    reasoning_effort: str | None = None
-    logprobs: int | None = None          # top-K alternatives per token; None: no logprobs
-    extra_body: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
-                "max_tokens": self.max_tokens, "stop": list(self.stop),
-                "reasoning_effort": self.reasoning_effort, "logprobs": self.logprobs,
-                "extra_body": dict(self.extra_body)}
-
-
-@dataclass(frozen=True)
-class Request:
-    item_id: str
-    messages: tuple[dict[str, str], ...] | None = None   # chat
-    prompt: str | list | None = None                    # completions (a list: llama-server's [text, id, ...] form)
-    sample: int | None = None                           # the sample index in a sampled run; None: not sampled
-
-    @cached_property   # computed once (written to the instance's __dict__: fine on a frozen dataclass)
-    def sha256(self) -> str:
-        payload = json.dumps(list(self.messages), ensure_ascii=False, sort_keys=True) if self.messages is not None else self.prompt
-        return hashlib.sha256((payload or "").encode("utf-8")).hexdigest()
-
-    def with_sample(self, sample: int | None) -> "Request":
-        """This request as sample `sample` of its item: the same prompt, its hash not computed again."""
-        out = replace(self, sample=sample)
-        if "sha256" in self.__dict__:
-            out.__dict__["sha256"] = self.__dict__["sha256"]
-        return out
-
-
-@dataclass(frozen=True)
-class Response:
-    answer: str
-    reasoning: str | None
-    reasoning_source: str | None
-    finish_reason: str | None
-    usage: dict[str, int | None]
-    timing: dict[str, Any]
-    server_timings: dict[str, Any] | None
-    logprobs: TokenColumns | None   # generated tokens with their top-K logprobs, column by column
-    model: str | None
-    endpoint: str
-    # tokens the server sent without a number (llama-server's drafted tokens: logprob 0.0 with no
-    # alternatives, or stream chunks with text and no logprobs), when it sent logprobs for others
-    logprobs_missing: int = 0
 
 
 def redact_url(url: str) -> str:
@@ -114,81 +55,6 @@ def redact_secret(text: str, secret: str | None) -> str:
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-class _ThinkSplitter:
-    """Splits streamed content into reasoning (inside a leading <think>…</think>) and answer."""
-
-    def __init__(self) -> None:
-        self.buffer = ""
-        self.state = "start"  # start -> thinking -> answer
-
-    def feed(self, text: str) -> tuple[str, str]:
-        """Returns (reasoning_part, answer_part) of this delta once decidable."""
-        if self.state == "answer":
-            return "", text
-        self.buffer += text
-        if self.state == "start":
-            stripped = self.buffer.lstrip()
-            if not stripped:
-                return "", ""
-            if stripped.startswith("<think>"):
-                self.state = "thinking"
-                self.buffer = stripped[len("<think>"):]
-            elif "<think>".startswith(stripped):
-                return "", ""  # could still become <think>
-            else:
-                self.state = "answer"
-                out, self.buffer = self.buffer, ""
-                return "", out
-        if self.state == "thinking":
-            end = self.buffer.find("</think>")
-            if end < 0:
-                # keep a tail that could be the start of </think>
-                keep = max(0, len(self.buffer) - len("</think>"))
-                out, self.buffer = self.buffer[:keep], self.buffer[keep:]
-                return out, ""
-            reasoning, rest = self.buffer[:end], self.buffer[end + len("</think>"):]
-            self.buffer = ""
-            self.state = "answer"
-            return reasoning, rest
-        return "", ""
-
-    def flush(self) -> tuple[str, str]:
-        out, self.buffer = self.buffer, ""
-        if self.state == "thinking":
-            return out, ""
-        return "", out
-
-
-def _add_chat_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> int:
-    """Chat-API logprobs {content: [{token, bytes, id?, logprob, top_logprobs: [...]}]}. An entry
-    with logprob 0.0 and no alternatives although some were asked for was never scored
-    (llama-server's drafted tokens): kept with logprob None, never as certainty."""
-    content = lp.get("content") if isinstance(lp, dict) else None
-    if content:
-        kept = scored_or_none(content, top_k)
-        tokens.extend(kept, part)
-        if kept is not content:
-            return sum(1 for a, b in zip(kept, content) if a is not b)
-    return 0
-
-
-def _add_legacy_tokens(tokens: TokenColumns, lp: Any, part: str, top_k: int | None) -> int:
-    """Completions-API logprobs {tokens, token_logprobs, top_logprobs: [{token: lp}]}; llama-server
-    answers /v1/completions in the chat shape."""
-    if not isinstance(lp, dict):
-        return 0
-    if isinstance(lp.get("content"), list):
-        return _add_chat_tokens(tokens, lp, part, top_k)
-    texts = lp.get("tokens") or []
-    lps = lp.get("token_logprobs") or []
-    tops = lp.get("top_logprobs") or []
-    for i, text in enumerate(texts):
-        top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
-        tokens.add(text, None, None, lps[i] if i < len(lps) else None, part,
-                   [{"token": t, "logprob": v} for t, v in top.items()])
-    return 0
 
 
 def _extra(obj: Any, key: str) -> Any:
@@ -452,7 +318,7 @@ class Endpoint:
         response_model = None
         ttft = ttfa = None
         events = 0
-        splitter = _ThinkSplitter()
+        splitter = ThinkSplitter()
         unscored = 0   # entries without a number, and chunks of text that came with no logprobs
 
         def absorb(field_reasoning: str | None, content: str | None, lp: Any, finish: str | None) -> None:
@@ -474,7 +340,7 @@ class Endpoint:
                         ttfa = now - t0
             if tokens is not None and lp is not None:
                 part = "reasoning" if (field_reasoning and not content) or splitter.state == "thinking" else "answer"
-                unscored += (_add_chat_tokens if chat else _add_legacy_tokens)(tokens, lp, part, decoding.logprobs)
+                unscored += (add_chat_tokens if chat else add_legacy_tokens)(tokens, lp, part, decoding.logprobs)
             elif tokens is not None and (content or field_reasoning):
                 unscored += 1
             if finish:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .client import Decoding, Request
+from .exchange import Decoding, Request
 from .errors import UsageError
 from .run_settings import RunSettings
 from .store import SAMPLE_SEP

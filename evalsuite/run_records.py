@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .client import Request, Response
+from .exchange import Request, Response
 from .errors import EndpointError
 from .store import RECORD_SCHEMA, SAMPLE_FIELD, TOKEN_FIELD
 from .store.record import item_fields

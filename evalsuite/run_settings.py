@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .client import Decoding
+from .exchange import Decoding
 from .errors import RetryPolicy
 
 

@@ -10,8 +10,9 @@ import sys
 import time
 from typing import Any
 
-from .client import Decoding, Endpoint, Request, now_iso, redact_url
+from .client import Endpoint, now_iso, redact_url
 from .errors import EndpointError
+from .exchange import Decoding, Request
 from .grade_pool import GradePool
 from .progress import Progress
 from .run_items import build_request, sample_decoding

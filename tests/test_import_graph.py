@@ -23,7 +23,7 @@ GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
 # the run machinery: it calls endpoints, runs packs or parses the command line
 RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.run_settings", "evalsuite.run_items", "evalsuite.run_records",
                  "evalsuite.scheduler", "evalsuite.grade_pool",
-                 "evalsuite.client", "evalsuite.serve", "evalsuite.sweep",
+                 "evalsuite.client", "evalsuite.stream_parts", "evalsuite.serve", "evalsuite.sweep",
                  "evalsuite.judge", "evalsuite.engines") + tuple(
     f"evalsuite.{package}.{p.stem}" for package in ("engines", "serve")
     for p in sorted((ROOT / package).glob("*.py")) if p.stem != "__init__")

@@ -10,7 +10,8 @@ import time
 import pytest
 from aiohttp import web
 
-from evalsuite.client import Decoding, Endpoint, Request
+from evalsuite.client import Endpoint
+from evalsuite.exchange import Decoding, Request
 from evalsuite.errors import EndpointError
 
 

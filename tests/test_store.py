@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from evalsuite.client import _ThinkSplitter, redact_url
+from evalsuite.client import redact_url
+from evalsuite.stream_parts import ThinkSplitter
 from evalsuite.errors import classify_status, parse_retry_after
 from evalsuite.manifest import manifest_differences, resume_command
 from evalsuite.store import RecordWriter, RunFolderError, compact_records, load_run, read_records
@@ -46,7 +47,7 @@ def test_not_a_run_folder(tmp_path):
 
 
 def feed_all(chunks):
-    s = _ThinkSplitter()
+    s = ThinkSplitter()
     reasoning, answer = "", ""
     for c in chunks:
         r, a = s.feed(c)

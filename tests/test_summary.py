@@ -52,7 +52,7 @@ def test_categories_come_from_the_manifest_not_the_pack(tmp_path):
 def test_the_manifest_keeps_the_categories_of_the_subsets_run():
     from types import SimpleNamespace
 
-    from evalsuite.client import Decoding
+    from evalsuite.exchange import Decoding
     from evalsuite.errors import RetryPolicy
     from evalsuite.manifest import make_manifest
     from evalsuite.tasks import get_pack

@@ -90,7 +90,7 @@ def lossless_root(s: LosslessSettings) -> Path:
 
 
 def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: Path):
-    from ..client import Decoding
+    from ..exchange import Decoding
     from ..run_settings import RunSettings
 
     # Greedy and seeded: the only thing left to differ is the server.

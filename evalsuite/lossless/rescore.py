@@ -62,7 +62,7 @@ class Rescorer:
 
     async def _top(self, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
                    k: int) -> list[Alternative]:
-        from ..client import Decoding, Request
+        from ..exchange import Decoding, Request
         from ..errors import EndpointError
 
         decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=1, logprobs=k, extra_body=extra_body)
