@@ -95,9 +95,14 @@ def strip_math_delimiters(text: str) -> str:
 
 # A pure function of its text, called several times per answer (the gold, then each extraction of
 # the answer; N times per item in a sampled run): remembered. Its result is frozen.
-@lru_cache(maxsize=8192)
 def normalise(answer: str) -> Normalised:
     """Normalise one extracted answer (not a whole response)."""
+    # only short texts are remembered: 8,192 long ones would hold a lot of memory
+    return _normalise(answer) if len(answer) <= 2000 else _normalise.__wrapped__(answer)
+
+
+@lru_cache(maxsize=8192)
+def _normalise(answer: str) -> Normalised:
     text = unicode_to_latex(answer)
     text = strip_math_delimiters(text)
     time = TIME_OF_DAY_RE.match(text)
