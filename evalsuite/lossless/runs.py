@@ -119,8 +119,16 @@ class DiffResult:
         }
 
 
+_KEPT = frozenset((str, int, bool, type(None)))   # values _finite returns as they are, without a call
+
+
 def _finite(value: Any) -> Any:
-    """JSON has no infinities: a -inf logprob (a masked token) is written as null."""
+    """JSON has no infinities: a -inf logprob (a masked token) is written as null. (Strings,
+    ints and None are kept in place, not passed down: most of a large diff's ~400k values.)"""
+    if type(value) is dict:
+        return {k: v if type(v) in _KEPT else _finite(v) for k, v in value.items()}
+    if type(value) is list or type(value) is tuple:
+        return [v if type(v) in _KEPT else _finite(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
