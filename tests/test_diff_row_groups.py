@@ -206,3 +206,29 @@ def test_a_change_in_any_column_changes_the_content_digest():
     assert content_digest(t.slice(5, 10)) == content_digest(t.slice(5, 10))
     assert content_digest(t.slice(5, 10)) != content_digest(t.slice(6, 10))
     assert content_digest(t.slice(0, 10)) != content_digest(t.slice(5, 10))
+
+
+def test_row_groups_are_decoded_outside_mimalloc_and_the_pool_is_put_back(tmp_path, monkeypatch):
+    """mimalloc hands each freed group's pages back to the OS and faults them in again for the
+    next (seconds of system time on a large diff): the diff decodes with jemalloc or the
+    system allocator, and leaves the process's default pool as it found it."""
+    import pytest
+
+    import evalsuite.store.token_files as token_files
+
+    before = pa.default_memory_pool().backend_name
+    if before != "mimalloc":
+        pytest.skip(f"pyarrow's default pool here is {before}")
+    items = planted()
+    pb = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "pb", 90)
+    pc_ = parquet_copy(inline_run(tmp_path / "c", items, 1), tmp_path / "pc", 90)
+    seen = []
+    decode = token_files._decode_tokens
+
+    def recording(*args, **kwargs):
+        seen.append(pa.default_memory_pool().backend_name)
+        return decode(*args, **kwargs)
+    monkeypatch.setattr(token_files, "_decode_tokens", recording)
+    diff_runs(load_run(pb), load_run(pc_))
+    assert seen and "mimalloc" not in seen, seen
+    assert pa.default_memory_pool().backend_name == before

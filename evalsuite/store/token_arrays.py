@@ -27,10 +27,9 @@ def _chunk(table: Any, name: str) -> Any:
 def _binary(arr: Any) -> tuple[Any, Any, Any]:
     """(valid bool[n], offsets int64[n+1], data bytes) of a binary or string array."""
     import numpy as np
-    import pyarrow.compute as pc
 
     n = len(arr)
-    valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    valid = _valid(arr)
     bufs = arr.buffers()
     if bufs[1] is None:
         return valid, np.zeros(n + 1, np.int64), b""
@@ -39,39 +38,81 @@ def _binary(arr: Any) -> tuple[Any, Any, Any]:
     return valid, offsets, data
 
 
+def _values(arr: Any, fill: Any) -> Any:
+    """arr.fill_null(fill) as numpy: the Arrow buffer itself (read-only) where there is no null."""
+    if arr.null_count == 0:
+        return arr.to_numpy(zero_copy_only=False)
+    return arr.fill_null(fill).to_numpy(zero_copy_only=False)
+
+
+def _valid(arr: Any) -> Any:
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if arr.null_count == 0:
+        return np.ones(len(arr), bool)
+    return pc.is_valid(arr).to_numpy(zero_copy_only=False)
+
+
+def _list_lengths(arr: Any) -> Any:
+    """pc.list_value_length(arr) with nulls as 0, int64: from the offsets where no list is null."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if arr.null_count == 0:
+        return np.diff(arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64))
+    return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _not_top1(table: Any, cols: dict[str, Any], top_len: Any, top_lp: Any) -> Any:
+    """tokens.not_top1_mask of the table, in numpy where every id is there (no opaque token)
+    and no alternative's logprob is null: the best alternative of each row (the max is the
+    same in float32), above the chosen logprob + NOT_TOP1_EPS, the chosen one not NaN/null."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .tokens import NOT_TOP1_EPS, not_top1_mask
+
+    top = cols["top_logprob"]
+    if cols["id"].null_count or top.null_count or top.values.null_count:
+        return not_top1_mask(pa.RecordBatch.from_arrays([cols[f.name] for f in table.schema], schema=table.schema))
+    best = np.full(len(top_len), -np.inf)
+    has = top_len > 0
+    if top_lp.size:
+        starts = np.concatenate(([0], np.cumsum(top_len)[:-1]))
+        best[has] = np.maximum.reduceat(top_lp, starts[has]).astype(np.float64)
+    chosen = _values(cols["logprob"], np.nan).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        beaten = best > chosen + NOT_TOP1_EPS
+    return beaten & ~np.isnan(chosen)
+
+
 class TokenArrays:
     """The columns of a token_schema() table, as numpy, for slicing by item; the masks (nulls,
     NaN, not-top-1 ...) are counted over an item's range of rows."""
 
     def __init__(self, table: Any):
         import numpy as np
-        import pyarrow as pa
         import pyarrow.compute as pc
 
-        from .tokens import not_top1_mask
 
         self.table = table
         self.n = n = table.num_rows
         cols = {name: _chunk(table, name) for name in table.column_names}
         self.cols = cols
 
-        def valid(arr: Any) -> Any:
-            return pc.is_valid(arr).to_numpy(zero_copy_only=False)
-        id_valid = valid(cols["id"])
+        id_valid = _valid(cols["id"])
         self.id_null = ~id_valid
-        self.ids = cols["id"].fill_null(0).to_numpy(zero_copy_only=False)
+        self.ids = _values(cols["id"], 0)
         bytes_valid, self.bytes_off, self.bytes_data = _binary(cols["bytes"])
         self.bytes_null = ~bytes_valid
         self.bytes_len = np.diff(self.bytes_off)
-        lp_valid = valid(cols["logprob"])
+        lp_valid = _valid(cols["logprob"])
         self.lp_valid = lp_valid
-        self.lp = cols["logprob"].fill_null(0).to_numpy(zero_copy_only=False)
+        self.lp = _values(cols["logprob"], 0)
         with np.errstate(invalid="ignore"):
             self.lp_odd = ~lp_valid | np.isnan(self.lp)
-        self.not_top1 = not_top1_mask(pa.RecordBatch.from_arrays([cols[f.name] for f in table.schema], schema=table.schema)) \
-            if n else np.zeros(0, bool)
-        lengths = [pc.fill_null(pc.list_value_length(cols[name]), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-                   for name in _TOP]
+        lengths = [_list_lengths(cols[name]) for name in _TOP]
         self.list_nulls = sum(cols[name].null_count for name in _TOP)
         self.top_len = lengths[3]                       # of top_logprob
         ragged = np.zeros(n, bool)
@@ -82,15 +123,16 @@ class TokenArrays:
         np.cumsum(self.top_len, out=self.top_off[1:])
         self.flat = {name: pc.list_flatten(cols[name]) for name in _TOP}
         top_lp = self.flat["top_logprob"]
-        top_lp_valid = valid(top_lp)
-        self.top_lp = top_lp.fill_null(0).to_numpy(zero_copy_only=False)
+        top_lp_valid = _valid(top_lp)
+        self.top_lp = _values(top_lp, 0)
         with np.errstate(invalid="ignore"):
             nan = np.isnan(self.top_lp)
             self.top_lp_odd = top_lp_valid & (nan | (self.top_lp == np.inf))   # NaN / +inf alternatives
             self.top_lp_bad = ~top_lp_valid | nan
+        self.not_top1 = _not_top1(table, cols, self.top_len, self.top_lp) if n else np.zeros(0, bool)
         top_id = self.flat["top_id"]
-        self.top_id_null = ~valid(top_id)
-        self.top_id = top_id.fill_null(0).to_numpy(zero_copy_only=False)
+        self.top_id_null = ~_valid(top_id)
+        self.top_id = _values(top_id, 0)
         top_bytes_valid, self.top_bytes_off, self.top_bytes_data = _binary(self.flat["top_bytes"])
         self.top_bytes_null = ~top_bytes_valid
         self.top_bytes_len = np.diff(self.top_bytes_off)

@@ -105,8 +105,10 @@ def _full_flags(lengths):
     return table[np.minimum(lengths, _FLAG_SLOTS)]
 
 
-def _decode_tokens(table):
-    """The stored form -> token_schema() columns, exactly as written."""
+def _decode_tokens(table, read_top_bytes=None):
+    """The stored form -> token_schema() columns, exactly as written. `read_top_bytes`: for a
+    table read without its top_bytes column, what reads that column (called only where some
+    alternative's bytes are not the UTF-8 of its text: the column is then needed)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -115,7 +117,7 @@ def _decode_tokens(table):
             for name in table.column_names}
     flags = cols["bytes_flags"].to_numpy(zero_copy_only=False).astype(np.int64)
     rank = cols["chosen_rank"].to_numpy(zero_copy_only=False).astype(np.int64)
-    top = {k: cols[f"top_{k}"].flatten() for k in ("token", "bytes", "id", "logprob")}
+    top = {k: cols[f"top_{k}"].flatten() for k in ("token", "id", "logprob")}
     lengths = cols["top_token"].value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -125,6 +127,8 @@ def _decode_tokens(table):
     if lengths.size and lengths.max() <= _FLAG_SLOTS and np.array_equal(flags & full, full):
         top_bytes = pc.cast(top["token"], pa.binary())
     else:
+        stored = cols["top_bytes"] if "top_bytes" in cols else read_top_bytes()
+        top["bytes"] = stored.flatten()
         _, parent, slot = _list_layout(cols["top_token"])
         top_flag = (np.right_shift(flags[parent], 2 * (np.minimum(slot, _FLAG_SLOTS - 1) + 1)) & 1).astype(bool) & (slot < _FLAG_SLOTS)
         top_bytes = pc.if_else(pa.array(top_flag), pc.cast(top["token"], pa.binary()), top["bytes"])
@@ -383,9 +387,16 @@ class TokenStreams:
         return decoded
 
     def _read_group(self, group: int, with_arrays: bool) -> "_Group":
-        columns = [name for name in self._parquet.schema_arrow.names if name != "item"]
+        # top_bytes is read only where some alternative's bytes are not the UTF-8 of its text (its
+        # stored values are then not all null): ~2 of a group's ~25 ms of reading otherwise
+        columns = [name for name in self._parquet.schema_arrow.names if name not in ("item", "top_bytes")]
         # read ahead, each run's reader is a thread of its own: no pool of column threads on top
-        decoded = _Group(_decode_tokens(self._parquet.read_row_group(group, columns=columns, use_threads=not with_arrays)))
+        threads = not with_arrays
+
+        def read_top_bytes() -> Any:
+            return self._parquet.read_row_group(group, columns=["top_bytes"], use_threads=threads).column(0).combine_chunks()
+        decoded = _Group(_decode_tokens(self._parquet.read_row_group(group, columns=columns, use_threads=threads),
+                                        read_top_bytes))
         if with_arrays:
             decoded.arrays()
         return decoded
