@@ -510,6 +510,8 @@ class Endpoint:
 async def _drain(response: Any) -> None:
     """Read what follows [DONE] (the end of the chunked body) so the connection can be reused,
     without waiting on a server that leaves the stream open: then it is dropped instead."""
+    if response.content.at_eof():
+        return   # the whole body is in (the usual case): no read, no timer to arm and cancel
     try:
         async with asyncio.timeout(1.0):   # wait_for would wrap the read in a task of its own
             await response.read()
