@@ -228,15 +228,21 @@ GSM8K_TEMPLATE = (
 )
 
 
+def gsm8k_questions(data_dir) -> list[str]:
+    """The GSM8K test questions, in file order (what the bare clients send)."""
+    questions = []
+    with open(Path(data_dir) / "gsm8k" / "test.jsonl", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                questions.append(json.loads(line)["question"])
+    return questions
+
+
 def bare_main(args: argparse.Namespace) -> None:
     """The least a client can do: same requests, streamed, SSE decoded, answers kept."""
     import aiohttp
 
-    questions = []
-    with open(Path(args.data_dir) / "gsm8k" / "test.jsonl", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                questions.append(json.loads(line)["question"])
+    questions = gsm8k_questions(args.data_dir)
     if args.limit:
         questions = questions[: args.limit]
 

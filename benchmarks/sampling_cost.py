@@ -34,11 +34,7 @@ TARGET_WALL_X = 1.05
 def bare_main(args: argparse.Namespace) -> None:
     import aiohttp
 
-    questions = []
-    with open(Path(args.data_dir) / "gsm8k" / "test.jsonl", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                questions.append(json.loads(line)["question"])
+    questions = overhead.gsm8k_questions(args.data_dir)
     questions = questions[: args.items]
 
     async def main() -> int:
