@@ -209,16 +209,20 @@ class Endpoint:
     async def _attempt(self, make, timeout: float) -> Response:
         """One send of a request, within `timeout`, that abandon_in_flight() can cut short. The
         coroutine is made only once the time left is known: a deadline already passed must not
-        leave a coroutine that is never awaited."""
-        task = asyncio.ensure_future(make())
-        self._attempts[task] = _Attempt(time.monotonic())
+        leave a coroutine that is never awaited. It runs in the calling task itself (a task of
+        its own per request cost a task, a loop turn and a wake-up each): abandon_in_flight()
+        cancels the calling task, and the cancellation is taken back here and said as the
+        connection error it is, unless the task is being cancelled for another reason too."""
+        current = asyncio.current_task()
+        state = self._attempts[current] = _Attempt(time.monotonic())
         self.in_flight += 1
         self.last_activity = time.monotonic()
+        taken_back = False
         try:
             # asyncio.timeout rather than wait_for: no second future and callbacks per request;
-            # on expiry the task is cancelled and waited for, and TimeoutError raised, as wait_for does
+            # on expiry the request is cancelled and TimeoutError raised, as wait_for does
             async with asyncio.timeout(timeout):
-                response = await task
+                response = await make()
             self.last_activity = time.monotonic()
             return response
         except EndpointError as e:
@@ -226,14 +230,16 @@ class Endpoint:
                 self.last_activity = time.monotonic()
             raise
         except asyncio.CancelledError:
-            state = self._attempts.get(task)
-            reason = state.abandoned if state is not None else None
-            current = asyncio.current_task()
-            if reason is None or (current is not None and current.cancelling()):
+            if state.abandoned is None:
                 raise   # the run itself is being cancelled (Ctrl-C, SIGTERM)
-            raise EndpointError("connection", reason) from None
+            taken_back = True
+            if current.uncancel() > 0:
+                raise   # abandoned, and the run is being cancelled as well
+            raise EndpointError("connection", state.abandoned) from None
         finally:
-            self._attempts.pop(task, None)
+            if state.abandoned is not None and not taken_back:
+                current.uncancel()   # cut, but the request ended by itself: the cancel is not the run's
+            self._attempts.pop(current, None)
             self.in_flight -= 1
 
     def abandon_in_flight(self, reason: str) -> int:
@@ -243,9 +249,9 @@ class Endpoint:
         Returns how many were cut."""
         cut = 0
         for task, state in list(self._attempts.items()):
-            if not task.done():
+            if not task.done() and state.abandoned is None:
                 state.abandoned = reason
-                task.cancel()
+                task.cancel()   # the task that sends it (see _attempt)
                 cut += 1
         if self._session is not None:
             self._old_sessions.append(self._session)   # closed by close(): its cut attempts are still unwinding

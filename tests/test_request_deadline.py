@@ -157,3 +157,40 @@ def test_a_cancelled_run_is_not_taken_for_an_abandoned_attempt():
         assert _ask(server, ask, timeout=30) == 0
     finally:
         server.stop()
+
+
+def test_a_task_whose_attempt_was_abandoned_sends_again_and_can_be_cut_again():
+    """An attempt runs in the task that sends it, and abandon_in_flight() cancels that task: the
+    cancellation is taken back, so the same worker sends its next request normally, a second cut
+    is a `connection` error again (not taken for a Ctrl-C), and a real cancel still cancels."""
+    server = StallingServer().start()
+    try:
+        seen = []
+
+        async def ask(endpoint):
+            async def worker():
+                for _ in range(2):
+                    try:
+                        await endpoint.complete(_request(), "m", Decoding(max_tokens=8))
+                    except EndpointError as e:
+                        seen.append((e.kind, asyncio.current_task().cancelling()))
+                await endpoint.complete(_request(), "m", Decoding(max_tokens=8))   # cancelled below
+
+            task = asyncio.create_task(worker())
+            for n in range(2):
+                while endpoint.in_flight < 1:
+                    await asyncio.sleep(0.01)
+                assert endpoint.abandon_in_flight("it stopped answering") == 1
+                while len(seen) <= n and not task.done():
+                    await asyncio.sleep(0.01)
+            while endpoint.in_flight < 1 and not task.done():
+                await asyncio.sleep(0.01)
+            task.cancel()   # Ctrl-C
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return task.cancelling(), endpoint.in_flight
+
+        assert _ask(server, ask, timeout=30) == (1, 0)
+        assert seen == [("connection", 0), ("connection", 0)]
+    finally:
+        server.stop()
