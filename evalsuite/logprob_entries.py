@@ -44,9 +44,15 @@ def unscored(entry: Any, top_k: int | None) -> bool:
 
 def scored_or_none(content: list[Any], top_k: int | None) -> list[Any]:
     """The chat-shape entries as received, with an unscored entry's logprob set to None: the
-    cheap form for a client that keeps the wire entries (one comparison per token)."""
+    cheap form for a client that keeps the wire entries (one comparison per token). Where
+    every entry is scored, `content` itself."""
     if not top_k:
         return content
+    for e in content:   # unscored()'s test, inline: every entry of the usual chunk is scored
+        if isinstance(e, dict) and e.get("logprob") == 0.0 and not e.get("top_logprobs"):
+            break
+    else:
+        return content   # the list itself: nothing copied, nothing to count (stream_parts)
     return [dict(e, logprob=None) if isinstance(e, dict) and unscored(e, top_k) else e for e in content]
 
 

@@ -267,3 +267,17 @@ def test_speculation_rendering_a_partial_byte_differently_is_still_identical():
     changed = dict(cand, logprobs=[dict(e) for e in cand["logprobs"]])
     changed["logprobs"][5]["id"] = changed["logprobs"][5]["id"] + 1
     assert diff_item(base, changed, 0.05).verdict != "identical"
+
+
+def test_the_cheap_wire_form_of_fully_scored_entries_is_the_list_itself():
+    """The client's hot path: a chunk whose entries are all scored is kept as received (no copy
+    per chunk), and nothing is counted as missing."""
+    from evalsuite.logprob_entries import scored_or_none
+    from evalsuite.store import TokenColumns
+    from evalsuite.stream_parts import add_chat_tokens
+
+    content = [e for e in load("llama_server-draft-chat-logprobs.json")["choices"][0]["logprobs"]["content"]
+               if e.get("top_logprobs")]
+    assert content and scored_or_none(content, 3) is content
+    tokens = TokenColumns()
+    assert add_chat_tokens(tokens, {"content": content}, "answer", 3) == 0 and len(tokens) == len(content)
