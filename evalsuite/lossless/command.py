@@ -113,12 +113,12 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
               rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None,
               aa: Any = None, teacher_endpoint: str | None = None, teacher_items: int = 20) -> int:
     """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
-    import json
     import sys
     from pathlib import Path
 
     from ..store import RunFolderError
     from ..analysis.outputs import OutputError, check_writable
+    from .json_write import dump_indent1
 
     try:
         for flag, path in (("--json", json_path), ("--html", html_path)):
@@ -161,7 +161,7 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
         partial = Path(str(json_path) + ".partial")
         try:
             with open(partial, "w", encoding="utf-8") as f:
-                json.dump(data, f, ensure_ascii=False, indent=1, allow_nan=False)
+                dump_indent1(data, f)      # json.dump(indent=1)'s bytes, the items by orjson
                 f.write("\n")
             partial.replace(json_path)
         finally:
