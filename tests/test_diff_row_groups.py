@@ -232,3 +232,27 @@ def test_row_groups_are_decoded_outside_mimalloc_and_the_pool_is_put_back(tmp_pa
     diff_runs(load_run(pb), load_run(pc_))
     assert seen and "mimalloc" not in seen, seen
     assert pa.default_memory_pool().backend_name == before
+
+
+def test_group_counts_are_the_numpy_counts_of_each_range():
+    """TokenArrays.held answers every per-item count of a diff (nulls, ragged rows, not-top-1,
+    drift's positions): the count of the mask over the range, whichever the mask and range."""
+    import numpy as np
+
+    from evalsuite.store.token_arrays import TokenArrays
+
+    entries = drifted(stream(300, 7), 3, 0.9)
+    for e in entries[::17]:
+        e["logprob"] = None                  # some rows without a logprob: lp_odd holds there
+    arrays = TokenArrays(pa.Table.from_batches([TokenColumns.from_entries(entries).to_arrow()]))
+    rng = random.Random(5)
+    masks = [arrays.lp_odd, arrays.id_null, arrays.measured_mask(), np.arange(300) % 7 == 0]
+    assert arrays.lp_odd.any() and not arrays.id_null.any()
+    for mask in masks * 2:                   # the second time from the running counts kept
+        for _ in range(200):
+            lo = rng.randrange(0, 300)
+            hi = rng.randrange(lo, 320)
+            assert arrays.held(mask, lo, hi) == int(np.count_nonzero(mask[lo:hi]))
+    item = arrays.item(40, 100)
+    assert item.measured(60) == int(np.count_nonzero(arrays.measured_mask()[40:100]))
+    assert item.not_top1(30) == int(np.count_nonzero(arrays.not_top1[40:70]))
