@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 _CHUNK = 256                      # items per orjson call: bounded memory, few numpy calls
 _SENTINEL = "\x00evalsuite diff items\x00"
@@ -27,17 +27,23 @@ _ORJSON_MARK = re.compile(rb"e[-1-9]|0\.0000")     # a cheap look first: the ful
 _ORJSON_ONLY = re.compile(rb'(": |\n *|\A *)(-?(?:\d+(?:\.\d+)?e[-+]?\d+|0\.0000\d*))(?=,?\n|,?\Z)')
 
 
-def dump_indent1(data: Any, f: TextIO) -> None:
+def dump_indent1(data: Any, f: TextIO, prepare: Callable[[Any], Any] | None = None) -> None:
     """json.dump(data, f, ensure_ascii=False, indent=1, allow_nan=False), the same text; fast for a
-    dict whose "items" is a long list."""
+    dict whose "items" is a long list. `prepare`: applied to each item first (runs._finite: a
+    non-finite float becomes None, a tuple a list), which orjson's own writing makes needless
+    (it writes a non-finite float as null, a tuple as a list); the json module's path applies it."""
     items = data.get("items") if type(data) is dict else None
     if type(items) is not list or not items:
+        if prepare is not None and type(items) is list:
+            data = {**data, "items": [prepare(i) for i in items]}
         json.dump(data, f, ensure_ascii=False, indent=1, allow_nan=False)
         return
     head = json.dumps({k: (_SENTINEL if k == "items" else v) for k, v in data.items()},
                       ensure_ascii=False, indent=1, allow_nan=False)
     marker = json.dumps(_SENTINEL)
     if head.count(marker) != 1:       # the sentinel text is somewhere else too: no shortcut
+        if prepare is not None:
+            data = {**data, "items": [prepare(i) for i in items]}
         json.dump(data, f, ensure_ascii=False, indent=1, allow_nan=False)
         return
     before, after = head.split(marker)
@@ -46,18 +52,22 @@ def dump_indent1(data: Any, f: TextIO) -> None:
     for start in range(0, len(items), _CHUNK):
         if start:
             f.write(",\n")
-        f.write(_items_text(items[start:start + _CHUNK]))
+        f.write(_items_text(items[start:start + _CHUNK], prepare))
     f.write("\n ]")
     f.write(after)
 
 
-def _items_text(chunk: list[Any]) -> str:
+def _items_text(chunk: list[Any], prepare: Callable[[Any], Any] | None) -> str:
     """The lines of these list elements as json.dump(indent=1) writes them at depth 2 (no brackets)."""
     try:
         import orjson
 
-        encoded = orjson.dumps(chunk, option=orjson.OPT_INDENT_2)
+        # only the types json writes: a dataclass, a datetime, a subclass (numpy's float64) raise
+        encoded = orjson.dumps(chunk, option=orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS
+                               | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS)
     except (ImportError, TypeError, ValueError):
+        if prepare is not None:
+            chunk = [prepare(i) for i in chunk]
         text = json.dumps(chunk, ensure_ascii=False, indent=1, allow_nan=False)
         return " " + text[2:-2].replace("\n", "\n ")
     body = _reindent(encoded[2:-2])    # without "[\n" and "\n]"

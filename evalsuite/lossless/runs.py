@@ -105,7 +105,9 @@ class DiffResult:
             parts.append(f"{c['hidden_drift']} hidden drift")
         return ", ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, finite_items: bool = True) -> dict[str, Any]:
+        """The diff JSON's content. `finite_items=False`: the items' dicts without _finite (for
+        a writer that applies it itself: lossless/json_write.py)."""
         changed = [i for i in self.items if i.answer_changed]
         return {
             "schema": 1, "tool": "evalsuite diff", "tau": self.tau,
@@ -115,7 +117,7 @@ class DiffResult:
             "correctness_changes": sum(i.correctness_changed for i in self.items),
             "settings_notes": list(self.settings_notes), "missing": list(self.missing), "rescored": self.rescored,
             "drift": None if self.drift is None else _finite(self.drift.to_dict()),
-            "items": [_finite(i.to_dict()) for i in self.items],
+            "items": [_finite(i.to_dict()) for i in self.items] if finite_items else [i.to_dict() for i in self.items],
         }
 
 
