@@ -256,3 +256,26 @@ def test_group_counts_are_the_numpy_counts_of_each_range():
     item = arrays.item(40, 100)
     assert item.measured(60) == int(np.count_nonzero(arrays.measured_mask()[40:100]))
     assert item.not_top1(30) == int(np.count_nonzero(arrays.not_top1[40:70]))
+
+
+def test_the_gil_switch_interval_is_short_during_a_diff_and_put_back(tmp_path, monkeypatch):
+    """The walk's Arrow calls release the GIL and wait for it while a read-ahead thread runs
+    Python: the diff shortens the switch interval, and puts the process's back."""
+    import sys
+
+    import evalsuite.store.token_files as token_files
+
+    items = planted()
+    pb = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "pb", 90)
+    pc_ = parquet_copy(inline_run(tmp_path / "c", items, 1), tmp_path / "pc", 90)
+    seen = []
+    decode = token_files._decode_tokens
+
+    def recording(*args, **kwargs):
+        seen.append(sys.getswitchinterval())
+        return decode(*args, **kwargs)
+    monkeypatch.setattr(token_files, "_decode_tokens", recording)
+    before = sys.getswitchinterval()
+    diff_runs(load_run(pb), load_run(pc_))
+    assert seen and max(seen) <= 0.001 < before, seen
+    assert sys.getswitchinterval() == before
