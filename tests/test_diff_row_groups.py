@@ -279,3 +279,42 @@ def test_the_gil_switch_interval_is_short_during_a_diff_and_put_back(tmp_path, m
     diff_runs(load_run(pb), load_run(pc_))
     assert seen and max(seen) <= 0.001 < before, seen
     assert sys.getswitchinterval() == before
+
+
+def test_not_top1_of_a_group_is_the_per_row_mask_whatever_the_widths():
+    """TokenArrays' not-top-1 mask (a row-wise max where every row lists as many alternatives,
+    else reduceat) is store.tokens.not_top1_mask's, with NaN and -inf among the numbers."""
+    import numpy as np
+
+    from evalsuite.store.token_arrays import TokenArrays
+    from evalsuite.store.tokens import not_top1_mask
+
+    rng = random.Random(11)
+    for widths in ([5] * 40, [5, 3, 7] * 10, [2, 8] * 15, [1] * 9):
+        entries = []
+        for p, k in enumerate(widths):
+            value = rng.choice([lp(rng), lp(rng), float("-inf")])
+            alts = [(f" a{p}{j}", 100 + j, rng.choice([value - 1, value + 0.5, float("nan"), float("-inf")]))
+                    for j in range(k - 1)]
+            entries.append(entry(f" w{p}", p, value, alts))
+        batch = TokenColumns.from_entries(entries).to_arrow()
+        got = TokenArrays(pa.Table.from_batches([batch])).not_top1
+        assert np.array_equal(got, not_top1_mask(batch)), widths
+        assert (got.any() and not got.all()) or max(widths) == 1
+
+
+def test_text_layout_lengths_are_characters_ascii_or_not():
+    """The text layout's lengths (a byte a character where the texts are ASCII) are Arrow's
+    utf8_length, nulls 0."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from evalsuite.store.token_arrays import TokenArrays
+
+    ascii_only = [entry(f" w{p}", p, -0.5, [(" x", 9, -2.0)]) for p in range(50)]
+    for entries in (ascii_only, stream(80, 3), ascii_only[:10] + [dict(ascii_only[10], token=None)]):
+        table = pa.Table.from_batches([TokenColumns.from_entries(entries).to_arrow()])
+        arrays = TokenArrays(table)
+        want = pc.fill_null(pc.utf8_length(table.column("token").combine_chunks()), 0).to_numpy(zero_copy_only=False)
+        assert np.array_equal(arrays.text_layout()[0], want)
+        assert arrays.item(1, 10).text_before(10, "answer")[1] == int(want[1:11].sum())

@@ -311,9 +311,11 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     sys.setswitchinterval(min(switch, _SWITCH_S))
     pool = _diff_memory_pool()
     streams = [getattr(run, "tokens", None) for run in (baseline, candidate)]
-    for s in streams:
+    for s, text in zip(streams, (True, False)):
         if s is not None and hasattr(s, "read_ahead"):
-            s.read_ahead()          # items are walked in file order: the next row group is read meanwhile
+            # items are walked in file order: the next row group is read meanwhile (with the
+            # baseline's text layout, which a divergent item's character offset reads)
+            s.read_ahead(text_layout=text)
     try:
         items, streamed, drift = _diff_items(baseline, candidate, b_by_id, c_by_id, common, tau, top_k)
     finally:

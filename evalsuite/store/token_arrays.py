@@ -78,7 +78,12 @@ def _not_top1(table: Any, cols: dict[str, Any], top_len: Any, top_lp: Any) -> An
         return not_top1_mask(pa.RecordBatch.from_arrays([cols[f.name] for f in table.schema], schema=table.schema))
     best = np.full(len(top_len), -np.inf)
     has = top_len > 0
-    if top_lp.size:
+    width = int(top_len[0]) if len(top_len) else 0
+    if width and top_lp.size == width * len(top_len) and bool((top_len == width).all()):
+        # every row lists the same number of alternatives (the common case): a row-wise max,
+        # ~5x faster than reduceat
+        best = top_lp.reshape(len(top_len), width).max(axis=1).astype(np.float64)
+    elif top_lp.size:
         starts = np.concatenate(([0], np.cumsum(top_len)[:-1]))
         best[has] = np.maximum.reduceat(top_lp, starts[has]).astype(np.float64)
     chosen = _values(cols["logprob"], np.nan).astype(np.float64)
@@ -171,7 +176,12 @@ class TokenArrays:
             import numpy as np
             import pyarrow.compute as pc
 
-            lengths = pc.fill_null(pc.utf8_length(self.cols["token"]), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            token = self.cols["token"]
+            valid, offsets, data = _binary(token)
+            if not (np.frombuffer(data, np.uint8) >= 0x80).any():   # ASCII texts: a character a byte
+                lengths = np.where(valid, np.diff(offsets), 0)
+            else:
+                lengths = pc.fill_null(pc.utf8_length(token), 0).to_numpy(zero_copy_only=False).astype(np.int64)
             parts = pc.dictionary_encode(pc.fill_null(self.cols["part"], ""))
             self._text = (lengths, parts.indices.to_numpy(zero_copy_only=False), parts.dictionary.to_pylist())
         return self._text
