@@ -291,7 +291,8 @@ class ItemArrays:
                 and np.array_equal(a.g.top_bytes_len[la:ha], b.g.top_bytes_len[lb:hb])):
             return False
         oa, ob = a.g.top_bytes_off, b.g.top_bytes_off
-        return a.g.top_bytes_data[int(oa[la]):int(oa[ha])] == b.g.top_bytes_data[int(ob[lb]):int(ob[hb])]
+        # as bytes: memoryview == memoryview compares element by element (~10x slower than memcmp)
+        return a.g.top_bytes_data[int(oa[la]):int(oa[ha])].tobytes() == b.g.top_bytes_data[int(ob[lb]):int(ob[hb])].tobytes()
 
     def measured(self, stop: int) -> int:
         """Rows of [0, stop) with a top-K list and a finite logprob (drift's positions)."""
