@@ -17,8 +17,6 @@ says `speculative.types: none` while it drafts.
 """
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import urlsplit, urlunsplit
@@ -96,6 +94,9 @@ def metrics_url(endpoint: str) -> str:
 
 def fetch_counters(endpoint: str, timeout: float = 5.0) -> SpecCounters | None:
     """The endpoint's counters now; None when it has no /metrics or no speculation counters."""
+    import urllib.error         # here: urllib.request costs ~0.1 s to import, and `diff` never asks
+    import urllib.request
+
     try:
         with urllib.request.urlopen(metrics_url(endpoint), timeout=timeout) as r:
             body = r.read(MAX_METRICS_BYTES)

@@ -193,3 +193,25 @@ def test_alternatives_without_a_number_agree():
     fast, ref = paths(eb, diverge(eb, 60, eb[60]["top"][1]["token"], eb[60]["top"][1]["id"], 20))
     same(fast, ref, ref.verdict)
     assert ref.token_index == 60
+
+
+def test_tokens_read_from_a_group_s_buffers_are_the_whole_table_conversion():
+    """_Side.tok reads a row from its row group's arrays and buffers (an item past the group's
+    start, alternatives without an id, bytes or number, odd bytes, an empty text): the same
+    Tok as tokens_from_table."""
+    from evalsuite.lossless.columnar import _Side
+    from evalsuite.lossless.tokens import tokens_from_table
+    from evalsuite.store.token_arrays import TokenArrays
+
+    first, eb = stream(7, 3), stream(8, 23)
+    eb[1]["top"][1] = dict(eb[1]["top"][1], id=None)
+    eb[2]["top"][2] = dict(eb[2]["top"][2], bytes=None)
+    eb[3]["top"][1] = dict(eb[3]["top"][1], bytes=[255, 254])
+    eb[4]["top"][2] = dict(eb[4]["top"][2], logprob=float("-inf"))
+    eb[5]["top"][1] = dict(eb[5]["top"][1], token="")
+    eb[6] = dict(eb[6], logprob=None)
+    eb[0] = dict(eb[0], part="reasoning")
+    group = TokenArrays(pa.concat_tables([table(first), table(eb)]))
+    side = _Side(None, record("t/2", eb), view=group.item(len(first), len(eb)))
+    assert side.ok
+    assert [side.tok(i) for i in range(len(eb))] == tokens_from_table(table(eb))

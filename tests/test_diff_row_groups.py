@@ -232,3 +232,89 @@ def test_row_groups_are_decoded_outside_mimalloc_and_the_pool_is_put_back(tmp_pa
     diff_runs(load_run(pb), load_run(pc_))
     assert seen and "mimalloc" not in seen, seen
     assert pa.default_memory_pool().backend_name == before
+
+
+def test_group_counts_are_the_numpy_counts_of_each_range():
+    """TokenArrays.held answers every per-item count of a diff (nulls, ragged rows, not-top-1,
+    drift's positions): the count of the mask over the range, whichever the mask and range."""
+    import numpy as np
+
+    from evalsuite.store.token_arrays import TokenArrays
+
+    entries = drifted(stream(300, 7), 3, 0.9)
+    for e in entries[::17]:
+        e["logprob"] = None                  # some rows without a logprob: lp_odd holds there
+    arrays = TokenArrays(pa.Table.from_batches([TokenColumns.from_entries(entries).to_arrow()]))
+    rng = random.Random(5)
+    masks = [arrays.lp_odd, arrays.id_null, arrays.measured_mask(), np.arange(300) % 7 == 0]
+    assert arrays.lp_odd.any() and not arrays.id_null.any()
+    for mask in masks * 2:                   # the second time from the running counts kept
+        for _ in range(200):
+            lo = rng.randrange(0, 300)
+            hi = rng.randrange(lo, 320)
+            assert arrays.held(mask, lo, hi) == int(np.count_nonzero(mask[lo:hi]))
+    item = arrays.item(40, 100)
+    assert item.measured(60) == int(np.count_nonzero(arrays.measured_mask()[40:100]))
+    assert item.not_top1(30) == int(np.count_nonzero(arrays.not_top1[40:70]))
+
+
+def test_the_gil_switch_interval_is_short_during_a_diff_and_put_back(tmp_path, monkeypatch):
+    """The walk's Arrow calls release the GIL and wait for it while a read-ahead thread runs
+    Python: the diff shortens the switch interval, and puts the process's back."""
+    import sys
+
+    import evalsuite.store.token_files as token_files
+
+    items = planted()
+    pb = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "pb", 90)
+    pc_ = parquet_copy(inline_run(tmp_path / "c", items, 1), tmp_path / "pc", 90)
+    seen = []
+    decode = token_files._decode_tokens
+
+    def recording(*args, **kwargs):
+        seen.append(sys.getswitchinterval())
+        return decode(*args, **kwargs)
+    monkeypatch.setattr(token_files, "_decode_tokens", recording)
+    before = sys.getswitchinterval()
+    diff_runs(load_run(pb), load_run(pc_))
+    assert seen and max(seen) <= 0.001 < before, seen
+    assert sys.getswitchinterval() == before
+
+
+def test_not_top1_of_a_group_is_the_per_row_mask_whatever_the_widths():
+    """TokenArrays' not-top-1 mask (a row-wise max where every row lists as many alternatives,
+    else reduceat) is store.tokens.not_top1_mask's, with NaN and -inf among the numbers."""
+    import numpy as np
+
+    from evalsuite.store.token_arrays import TokenArrays
+    from evalsuite.store.tokens import not_top1_mask
+
+    rng = random.Random(11)
+    for widths in ([5] * 40, [5, 3, 7] * 10, [2, 8] * 15, [1] * 9):
+        entries = []
+        for p, k in enumerate(widths):
+            value = rng.choice([lp(rng), lp(rng), float("-inf")])
+            alts = [(f" a{p}{j}", 100 + j, rng.choice([value - 1, value + 0.5, float("nan"), float("-inf")]))
+                    for j in range(k - 1)]
+            entries.append(entry(f" w{p}", p, value, alts))
+        batch = TokenColumns.from_entries(entries).to_arrow()
+        got = TokenArrays(pa.Table.from_batches([batch])).not_top1
+        assert np.array_equal(got, not_top1_mask(batch)), widths
+        assert (got.any() and not got.all()) or max(widths) == 1
+
+
+def test_text_layout_lengths_are_characters_ascii_or_not():
+    """The text layout's lengths (a byte a character where the texts are ASCII) are Arrow's
+    utf8_length, nulls 0."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from evalsuite.store.token_arrays import TokenArrays
+
+    ascii_only = [entry(f" w{p}", p, -0.5, [(" x", 9, -2.0)]) for p in range(50)]
+    for entries in (ascii_only, stream(80, 3), ascii_only[:10] + [dict(ascii_only[10], token=None)]):
+        table = pa.Table.from_batches([TokenColumns.from_entries(entries).to_arrow()])
+        arrays = TokenArrays(table)
+        want = pc.fill_null(pc.utf8_length(table.column("token").combine_chunks()), 0).to_numpy(zero_copy_only=False)
+        assert np.array_equal(arrays.text_layout()[0], want)
+        assert arrays.item(1, 10).text_before(10, "answer")[1] == int(want[1:11].sum())

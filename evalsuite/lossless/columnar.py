@@ -125,9 +125,7 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
         return None             # the same ids to the shorter end: cut_prefix and the like
     j = int(apart[0])
     item_id = str(base.get("id"))
-    masks = b.v.not_top1_mask(), c.v.not_top1_mask()
-    counts = {"baseline_not_top1": int(np.count_nonzero(masks[0])),
-              "candidate_not_top1": int(np.count_nonzero(masks[1]))}
+    counts = {"baseline_not_top1": b.v.not_top1(), "candidate_not_top1": c.v.not_top1()}
     outcome = {**_outcome_fields(base, cand), **counts}
 
     stop = min(j + CONTEXT_TOKENS, b.n), min(j + CONTEXT_TOKENS, c.n)
@@ -162,7 +160,7 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
             remerge = _remerge_keys(ka.tolist(), kb.tolist(), j, stopped)
 
     earlier = lambda: earlier_not_greedy_reason(  # noqa: E731
-        [("baseline", int(np.count_nonzero(masks[0][:j]))), ("candidate", int(np.count_nonzero(masks[1][:j])))])
+        [("baseline", b.v.not_top1(j)), ("candidate", c.v.not_top1(j))])
     return _divergence_at(item_id, tok_b, tok_c, j, "id", tau, outcome, [], prefix_drift, drift_here, k,
                           (offset, part), remerge, (prefix, tuple(b.texts(j, stop[0])), tuple(c.texts(j, stop[1]))),
                           earlier)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .runs import diff_runs, exit_code, format_diff, load_diff_run, tau_for
+from .runs import _finite, diff_runs, exit_code, format_diff, load_diff_run, tau_for
 from .tokens import DiffRefused
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -113,12 +113,12 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
               rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None,
               aa: Any = None, teacher_endpoint: str | None = None, teacher_items: int = 20) -> int:
     """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
-    import json
     import sys
     from pathlib import Path
 
     from ..store import RunFolderError
     from ..analysis.outputs import OutputError, check_writable
+    from .json_write import dump_indent1
 
     try:
         for flag, path in (("--json", json_path), ("--html", html_path)):
@@ -144,24 +144,28 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
         print(f"error: {e}", file=sys.stderr)
         return 2
     echo(format_diff(result))
-    data = result.to_dict()
+    extra: dict[str, Any] = {}
     if floor is not None:
         echo(f"noise floor (A/A {aa}): {floor.sentence}")
-        data["noise_floor"] = floor.to_dict()
-        data["noise_floor"]["aa_path"] = str(aa)
+        extra["noise_floor"] = floor.to_dict()
+        extra["noise_floor"]["aa_path"] = str(aa)
     if teacher_endpoint:       # the one other part that calls a server, when asked
         from .teacher import teacher_forced
         sample = [i.id for i in result.items][:teacher_items]
         forced = teacher_forced(runs[0], teacher_endpoint, sample, api_key_env=api_key_env)
         echo(forced.line())
-        data["teacher_forced"] = forced.to_dict()
+        extra["teacher_forced"] = forced.to_dict()
     if json_path:
+        # made only when asked (an item's dict costs ~40 us); the items as they are, before
+        # _finite, which the writer applies where the json module writes them (orjson writes
+        # a non-finite float as null and a tuple as a list, as _finite + json do)
+        data = {**result.to_dict(finite_items=False), **extra}
         # written as encoded: an 11,582-item diff is ~50 MB of JSON in a few million pieces,
         # which json.dumps would hold as a list and a string at once
         partial = Path(str(json_path) + ".partial")
         try:
             with open(partial, "w", encoding="utf-8") as f:
-                json.dump(data, f, ensure_ascii=False, indent=1, allow_nan=False)
+                dump_indent1(data, f, prepare=_finite)   # json.dump(indent=1)'s bytes, the items by orjson
                 f.write("\n")
             partial.replace(json_path)
         finally:

@@ -109,6 +109,9 @@ class PositionDrift:
     kl: Any        # float32[n]
     same: Any      # bool[n]
     dp: Any        # float32[n]
+    # made by the same-numbers shortcut: KL and dp all 0, same all true (summarised then
+    # knows the item's figures without four numpy reductions)
+    zero: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -252,7 +255,7 @@ def position_drift(tb: Any, tc: Any, prefix: int, views: tuple[Any, Any] | None 
     if views is not None and views[0].numbers_plain(prefix) and views[1].numbers_plain(prefix) \
             and views[0].numbers_equal(views[1], prefix):
         n = views[0].measured(prefix)      # the shortcut below, read from the arrays
-        return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32))
+        return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32), zero=True)
     tb, tc = tb.slice(0, prefix).combine_chunks(), tc.slice(0, prefix).combine_chunks()
     if all(tb.column(name).equals(tc.column(name)) for name in ("logprob", "top_id", "top_logprob", "top_bytes")) \
             and tb.column("top_id").null_count == 0:
@@ -260,7 +263,7 @@ def position_drift(tb: Any, tc: Any, prefix: int, views: tuple[Any, Any] | None 
         # nothing to compute but how many positions had numbers
         n = int(pc.sum(pc.and_(pc.greater(pc.fill_null(pc.list_value_length(tb.column("top_logprob")), 0), 0),
                                pc.is_finite(pc.fill_null(tb.column("logprob").cast(pa.float64()), np.nan)))).as_py() or 0)
-        return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32))
+        return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32), zero=True)
     (kb, kc), (tkb, tkc) = _keys((tb, tc))
     by_id = _by_id((tb, tc))
 
@@ -338,7 +341,7 @@ def same_numbers(measured: int) -> PositionDrift:
     shortcut), at `measured` positions with a top-K and a finite logprob."""
     import numpy as np
 
-    return PositionDrift(np.zeros(measured, np.float32), np.ones(measured, bool), np.zeros(measured, np.float32))
+    return PositionDrift(np.zeros(measured, np.float32), np.ones(measured, bool), np.zeros(measured, np.float32), zero=True)
 
 
 def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
@@ -369,6 +372,8 @@ def summarised(prefix: int, values: PositionDrift | None, diverged: bool
     n = len(values.kl)
     if not n:
         return ItemDrift(prefix, 0, None, None, None, None), values, prefix, diverged
+    if values.zero:             # what the reductions below give for all-0 KL and dp, all-true same
+        return ItemDrift(prefix, n, 0.0, 0.0, 1.0, 0.0), values, prefix, diverged
     kl = values.kl.astype(np.float64)
     return (ItemDrift(prefix, n, float(kl.mean()), float(kl.max()), float(values.same.mean()),
                       float(math.sqrt(float((values.dp.astype(np.float64) ** 2).mean())))),

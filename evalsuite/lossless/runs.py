@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -105,7 +106,9 @@ class DiffResult:
             parts.append(f"{c['hidden_drift']} hidden drift")
         return ", ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, finite_items: bool = True) -> dict[str, Any]:
+        """The diff JSON's content. `finite_items=False`: the items' dicts without _finite (for
+        a writer that applies it itself: lossless/json_write.py)."""
         changed = [i for i in self.items if i.answer_changed]
         return {
             "schema": 1, "tool": "evalsuite diff", "tau": self.tau,
@@ -115,7 +118,7 @@ class DiffResult:
             "correctness_changes": sum(i.correctness_changed for i in self.items),
             "settings_notes": list(self.settings_notes), "missing": list(self.missing), "rescored": self.rescored,
             "drift": None if self.drift is None else _finite(self.drift.to_dict()),
-            "items": [_finite(i.to_dict()) for i in self.items],
+            "items": [_finite(i.to_dict()) for i in self.items] if finite_items else [i.to_dict() for i in self.items],
         }
 
 
@@ -302,11 +305,17 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     # rescan the growing heap again and again (it took ~40 % of a long diff's time).
     collecting = gc.isenabled()
     gc.disable()
+    # The read-ahead threads run Python between their Parquet reads; each Arrow call of the walk
+    # releases the GIL and then waits up to the switch interval (5 ms) to get it back.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch, _SWITCH_S))
     pool = _diff_memory_pool()
     streams = [getattr(run, "tokens", None) for run in (baseline, candidate)]
-    for s in streams:
+    for s, text in zip(streams, (True, False)):
         if s is not None and hasattr(s, "read_ahead"):
-            s.read_ahead()          # items are walked in file order: the next row group is read meanwhile
+            # items are walked in file order: the next row group is read meanwhile (with the
+            # baseline's text layout, which a divergent item's character offset reads)
+            s.read_ahead(text_layout=text)
     try:
         items, streamed, drift = _diff_items(baseline, candidate, b_by_id, c_by_id, common, tau, top_k)
     finally:
@@ -315,6 +324,7 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
                 s.close()
         if collecting:
             gc.enable()
+        sys.setswitchinterval(switch)
         if pool is not None:
             import pyarrow as pa
 
@@ -323,6 +333,9 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
              _side(candidate, (c_by_id[i] for i in common), *streamed["candidate"]))
     notes += [w for w in (sides[0].greedy_warning("baseline"), sides[1].greedy_warning("candidate")) if w]
     return DiffResult(sides[0], sides[1], tau, tuple(items), tuple(notes), missing, drift=drift)
+
+
+_SWITCH_S = 0.0005     # the GIL's switch interval during a diff (Python's default: 0.005)
 
 
 def _diff_memory_pool() -> Any:

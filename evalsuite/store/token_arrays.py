@@ -78,7 +78,12 @@ def _not_top1(table: Any, cols: dict[str, Any], top_len: Any, top_lp: Any) -> An
         return not_top1_mask(pa.RecordBatch.from_arrays([cols[f.name] for f in table.schema], schema=table.schema))
     best = np.full(len(top_len), -np.inf)
     has = top_len > 0
-    if top_lp.size:
+    width = int(top_len[0]) if len(top_len) else 0
+    if width and top_lp.size == width * len(top_len) and bool((top_len == width).all()):
+        # every row lists the same number of alternatives (the common case): a row-wise max,
+        # ~5x faster than reduceat
+        best = top_lp.reshape(len(top_len), width).max(axis=1).astype(np.float64)
+    elif top_lp.size:
         starts = np.concatenate(([0], np.cumsum(top_len)[:-1]))
         best[has] = np.maximum.reduceat(top_lp, starts[has]).astype(np.float64)
     chosen = _values(cols["logprob"], np.nan).astype(np.float64)
@@ -137,6 +142,32 @@ class TokenArrays:
         self.top_bytes_null = ~top_bytes_valid
         self.top_bytes_len = np.diff(self.top_bytes_off)
         self._text: tuple[Any, Any, list[Any]] | None = None
+        self._runs: dict[int, tuple[Any, Any]] = {}
+        self._measured: Any = None
+
+    def held(self, mask: Any, lo: int, hi: int) -> int:
+        """np.count_nonzero(mask[lo:hi]) for one of this group's masks (an attribute, held as
+        long as the group): 0 at once where the group holds none, the common case; else from the
+        mask's running count, made on first use. (A diff asks ~25 such counts an item: one numpy
+        call each was ~1/6 of its per-item time.)"""
+        import numpy as np
+
+        entry = self._runs.get(id(mask))
+        if entry is None or entry[0] is not mask:
+            entry = self._runs[id(mask)] = (mask, np.cumsum(mask, dtype=np.int64) if mask.any() else None)
+        run = entry[1]
+        hi = min(hi, len(mask))
+        if run is None or hi <= lo:
+            return 0
+        return int(run[hi - 1]) - (int(run[lo - 1]) if lo else 0)
+
+    def measured_mask(self) -> Any:
+        """Rows with a top-K list and a finite logprob (drift's positions), made on first use."""
+        if self._measured is None:
+            import numpy as np
+
+            self._measured = (self.top_len > 0) & self.lp_valid & np.isfinite(self.lp)
+        return self._measured
 
     def text_layout(self) -> tuple[Any, Any, list[Any]]:
         """(the length in characters of each token's text, 0 for none; each token's part as a code; the
@@ -145,7 +176,12 @@ class TokenArrays:
             import numpy as np
             import pyarrow.compute as pc
 
-            lengths = pc.fill_null(pc.utf8_length(self.cols["token"]), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            token = self.cols["token"]
+            valid, offsets, data = _binary(token)
+            if not (np.frombuffer(data, np.uint8) >= 0x80).any():   # ASCII texts: a character a byte
+                lengths = np.where(valid, np.diff(offsets), 0)
+            else:
+                lengths = pc.fill_null(pc.utf8_length(token), 0).to_numpy(zero_copy_only=False).astype(np.int64)
             parts = pc.dictionary_encode(pc.fill_null(self.cols["part"], ""))
             self._text = (lengths, parts.indices.to_numpy(zero_copy_only=False), parts.dictionary.to_pylist())
         return self._text
@@ -185,15 +221,11 @@ class ItemArrays:
         return int(self.g.top_off[self.start]), int(self.g.top_off[self._stop(stop)])
 
     def _rows_hold(self, mask: Any, stop: int | None = None) -> int:
-        import numpy as np
-
-        return int(np.count_nonzero(mask[self.start:self._stop(stop)]))
+        return self.g.held(mask, self.start, self._stop(stop))
 
     def _flat_hold(self, mask: Any, stop: int | None = None) -> int:
-        import numpy as np
-
         lo, hi = self._flat(stop)
-        return int(np.count_nonzero(mask[lo:hi]))
+        return self.g.held(mask, lo, hi)
 
     def ids(self, stop: int | None = None) -> Any:
         return self.g.ids[self.start:self._stop(stop)]
@@ -259,14 +291,12 @@ class ItemArrays:
                 and np.array_equal(a.g.top_bytes_len[la:ha], b.g.top_bytes_len[lb:hb])):
             return False
         oa, ob = a.g.top_bytes_off, b.g.top_bytes_off
-        return a.g.top_bytes_data[int(oa[la]):int(oa[ha])] == b.g.top_bytes_data[int(ob[lb]):int(ob[hb])]
+        # as bytes: memoryview == memoryview compares element by element (~10x slower than memcmp)
+        return a.g.top_bytes_data[int(oa[la]):int(oa[ha])].tobytes() == b.g.top_bytes_data[int(ob[lb]):int(ob[hb])].tobytes()
 
     def measured(self, stop: int) -> int:
         """Rows of [0, stop) with a top-K list and a finite logprob (drift's positions)."""
-        import numpy as np
-
-        r = slice(self.start, self._stop(stop))
-        return int(np.count_nonzero((self.g.top_len[r] > 0) & self.g.lp_valid[r] & np.isfinite(self.g.lp[r])))
+        return self._rows_hold(self.g.measured_mask(), stop)
 
     def text_before(self, stop: int, part: str) -> tuple[Any, int]:
         """(the lengths in characters of the texts of rows [0, stop), the characters of those rows in

@@ -305,6 +305,7 @@ class TokenStreams:
         self._group: tuple[int, _Group] | None = None
         self._pool: Any = None          # read_ahead()'s thread
         self._ahead: tuple[int, Any] | None = None
+        self._text_ahead = False
         parquet = self.run_dir / TOKENS
         if parquet.exists():
             import pyarrow.parquet as pq
@@ -362,10 +363,12 @@ class TokenStreams:
             return None
         return entry
 
-    def read_ahead(self) -> None:
+    def read_ahead(self, text_layout: bool = False) -> None:
         """Items will be asked for in file order (a diff): decode the next row group in a
         background thread while this one is walked (Parquet reading, Arrow and numpy
-        release the GIL), with its arrays. At most two groups are held."""
+        release the GIL), with its arrays (and their text layout, when asked: the baseline's,
+        which a divergent item reads). At most two groups are held."""
+        self._text_ahead = text_layout
         if self._parquet is not None and self._parquet.metadata.num_row_groups > 1 and self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -398,7 +401,9 @@ class TokenStreams:
         decoded = _Group(_decode_tokens(self._parquet.read_row_group(group, columns=columns, use_threads=threads),
                                         read_top_bytes))
         if with_arrays:
-            decoded.arrays()
+            arrays = decoded.arrays()
+            if self._text_ahead:
+                arrays.text_layout()
         return decoded
 
     def close(self) -> None:
