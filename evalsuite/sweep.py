@@ -72,10 +72,8 @@ def parse_sets(sets: Sequence[str]) -> dict[str, list[str]]:
 
 def read_settings_file(path: Path) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
     """(crossed axes from [set], explicit settings from [[setting]]) of a TOML file."""
-    try:
-        import tomllib
-    except ImportError:   # Python 3.10
-        import tomli as tomllib
+    import tomllib
+
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:

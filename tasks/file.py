@@ -182,10 +182,8 @@ def read_hub_rows(hub_id: str, config: str | None, split: str) -> tuple[list[Row
 
 
 def read_toml(path: Path) -> tuple[Path | str, FileOptions]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:

@@ -38,10 +38,8 @@ class GateSettings:
 
 def find_gate_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     """The nearest pyproject.toml from `start` upward with a [tool.evalsuite.gate] table."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:   # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    import tomllib
+
     for folder in [start, *start.parents]:
         path = folder / "pyproject.toml"
         if not path.is_file():
