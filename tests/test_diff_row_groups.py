@@ -214,22 +214,11 @@ def test_row_groups_are_decoded_outside_mimalloc_and_the_pool_is_put_back(tmp_pa
     system allocator, and leaves the process's default pool as it found it."""
     import pytest
 
-    import evalsuite.store.token_files as token_files
 
     before = pa.default_memory_pool().backend_name
     if before != "mimalloc":
         pytest.skip(f"pyarrow's default pool here is {before}")
-    items = planted()
-    pb = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "pb", 90)
-    pc_ = parquet_copy(inline_run(tmp_path / "c", items, 1), tmp_path / "pc", 90)
-    seen = []
-    decode = token_files._decode_tokens
-
-    def recording(*args, **kwargs):
-        seen.append(pa.default_memory_pool().backend_name)
-        return decode(*args, **kwargs)
-    monkeypatch.setattr(token_files, "_decode_tokens", recording)
-    diff_runs(load_run(pb), load_run(pc_))
+    seen = _seen_while_decoding(tmp_path, monkeypatch, lambda: pa.default_memory_pool().backend_name)
     assert seen and "mimalloc" not in seen, seen
     assert pa.default_memory_pool().backend_name == before
 
@@ -263,20 +252,8 @@ def test_the_gil_switch_interval_is_short_during_a_diff_and_put_back(tmp_path, m
     Python: the diff shortens the switch interval, and puts the process's back."""
     import sys
 
-    import evalsuite.store.token_files as token_files
-
-    items = planted()
-    pb = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "pb", 90)
-    pc_ = parquet_copy(inline_run(tmp_path / "c", items, 1), tmp_path / "pc", 90)
-    seen = []
-    decode = token_files._decode_tokens
-
-    def recording(*args, **kwargs):
-        seen.append(sys.getswitchinterval())
-        return decode(*args, **kwargs)
-    monkeypatch.setattr(token_files, "_decode_tokens", recording)
     before = sys.getswitchinterval()
-    diff_runs(load_run(pb), load_run(pc_))
+    seen = _seen_while_decoding(tmp_path, monkeypatch, sys.getswitchinterval)
     assert seen and max(seen) <= 0.001 < before, seen
     assert sys.getswitchinterval() == before
 
@@ -318,3 +295,21 @@ def test_text_layout_lengths_are_characters_ascii_or_not():
         want = pc.fill_null(pc.utf8_length(table.column("token").combine_chunks()), 0).to_numpy(zero_copy_only=False)
         assert np.array_equal(arrays.text_layout()[0], want)
         assert arrays.item(1, 10).text_before(10, "answer")[1] == int(want[1:11].sum())
+
+
+def _seen_while_decoding(tmp_path, monkeypatch, look):
+    """`look()` at each row group a diff of two planted runs decodes."""
+    import evalsuite.store.token_files as token_files
+
+    items = planted()
+    pb = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "pb", 90)
+    pc_ = parquet_copy(inline_run(tmp_path / "c", items, 1), tmp_path / "pc", 90)
+    seen = []
+    decode = token_files._decode_tokens
+
+    def recording(*args, **kwargs):
+        seen.append(look())
+        return decode(*args, **kwargs)
+    monkeypatch.setattr(token_files, "_decode_tokens", recording)
+    diff_runs(load_run(pb), load_run(pc_))
+    return seen
