@@ -214,7 +214,6 @@ def test_row_groups_are_decoded_outside_mimalloc_and_the_pool_is_put_back(tmp_pa
     system allocator, and leaves the process's default pool as it found it."""
     import pytest
 
-
     before = pa.default_memory_pool().backend_name
     if before != "mimalloc":
         pytest.skip(f"pyarrow's default pool here is {before}")
