@@ -99,15 +99,6 @@ def _warm_finish_imports() -> None:
         pass
 
 
-def _warm_sampling_imports() -> None:
-    """A sampled run's summary takes the t quantile from scipy.special (~0.2 s to import): loaded
-    while the requests are in flight, not after the last one."""
-    try:
-        import scipy.special  # noqa: F401
-    except Exception:   # the summary will say what is wrong
-        pass
-
-
 def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> dict:
     """A finished run: compact records.jsonl and the token streams, write records.parquet and
     summary.json, and only then mark the manifest. Every file is written to a temporary file
@@ -252,8 +243,6 @@ async def _run_async(settings: RunSettings) -> int:
             _warm_finish_imports()
         else:
             asyncio.get_running_loop().run_in_executor(None, _warm_finish_imports)
-        if settings.samples > 1:
-            asyncio.get_running_loop().run_in_executor(None, _warm_sampling_imports)
         progress.start()
         try:
             await scheduler.run(todo)

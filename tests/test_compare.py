@@ -70,6 +70,25 @@ def test_percentile_matches_numpy():
 # ---------------------------------------------------------------------------- accuracy and McNemar
 
 
+@pytest.mark.parametrize("df", [1, 1.5, 2, 2.5, 3, 4, 7, 10, 29, 99, 499, 1318, 2999, 3000, 12_000, 10**6])
+def test_t_quantile_matches_scipy(df):
+    special = pytest.importorskip("scipy.special")
+    for q in (1e-12, 1e-6, 0.001, 0.025, 0.1, 0.3, 0.7, 0.7499, 0.75, 0.9, 0.95, 0.975, 0.99, 0.9999, 1 - 1e-9):
+        assert stats.t_quantile(df, q) == pytest.approx(float(special.stdtrit(df, q)), rel=1e-9), (df, q)
+    # near the middle scipy's stdtrit loses digits: there t = (q - 1/2) / f(0) to O(t^3), f the density
+    density_at_0 = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    for q in (0.5 + 1e-7, 0.5 - 1e-7):
+        assert stats.t_quantile(df, q) == pytest.approx((q - 0.5) / density_at_0, rel=1e-9), (df, q)
+    assert stats.t_quantile(df, 0.5) == 0.0
+    assert stats.t_quantile(df, 0.25) == -stats.t_quantile(df, 0.75)   # both exact in binary
+
+
+def test_t_quantile_refuses_what_has_no_quantile():
+    for df, q in ((5, 0.0), (5, 1.0), (5, -0.1), (0, 0.9), (-1, 0.9), (float("nan"), 0.9)):
+        with pytest.raises(ValueError):
+            stats.t_quantile(df, q)
+
+
 def test_symmetric_disagreements_are_noise(tmp_path):
     # The users' lesson: 32 vs 34 discordant pairs is a coin flip, whatever the accuracies say.
     a, b = paired_outcomes(both_right=100, a_only=32, b_only=34, both_wrong=34)

@@ -300,6 +300,47 @@ def test_gsm8k_strict_stays_lm_evals_and_flexible_is_the_last_number():
     assert extract_last_number("He runs 9*60=<<9*60=540>>540 meters") == "540"
 
 
+def test_gsm8k_plain_decimal_shortcut_agrees_with_grade():
+    """The strict and flexible columns decide two plain decimals by their rational values
+    without grade(): on thousands of pairs (signs, leading and trailing zeros, long decimals,
+    equal values in other spellings) that gives grade()'s own verdict, and anything longer or
+    otherwise written still goes to grade()."""
+    import random
+
+    from evalsuite.tasks import gsm8k
+
+    rng = random.Random(7)
+
+    def number() -> str:
+        shape = rng.randrange(6)
+        if shape == 0:
+            return str(rng.randrange(-50, 5000))
+        if shape == 1:
+            return f"{rng.randrange(100)}.{rng.randrange(1000):0{rng.choice([1, 2, 3])}d}"
+        if shape == 2:
+            return "0" * rng.randrange(1, 3) + str(rng.randrange(100))
+        if shape == 3:
+            return rng.choice(["-0", "0", "0.0", "00", "-0.0", "1.0", "1", "1.00", "100", "-100.000"])
+        if shape == 4:
+            return str(rng.randrange(10 ** 15, 10 ** 20))
+        return f"{rng.randrange(10 ** 8)}.{rng.randrange(10 ** 12)}"
+
+    shortcut = 0
+    for _ in range(3000):
+        gold, extracted = number(), number()
+        if rng.random() < 0.3:
+            extracted = gold if rng.random() < 0.5 else gold + ("0" if "." in gold else ".0")
+        gsm8k._EQUAL.clear()
+        shortcut += bool(gsm8k._PLAIN_DECIMAL.fullmatch(gold) and gsm8k._PLAIN_DECIMAL.fullmatch(extracted))
+        assert gsm8k._extracted_equal(gold, extracted) is bool(grade(gold, extracted, kind="numeric")), (gold, extracted)
+    assert shortcut > 2500
+    # past the shortcut: a 25-digit number, a thousands comma, a fraction, a sign with a space
+    for gold, extracted, expected in (("5", "0" * 24 + "5", True), ("1000", "1,000", True), ("0.5", "1/2", True),
+                                      ("7", "- 7", False)):
+        assert not gsm8k._PLAIN_DECIMAL.fullmatch(extracted)
+        assert gsm8k._extracted_equal(gold, extracted) is bool(grade(gold, extracted, kind="numeric")) is expected
+
+
 def gsm8k_rows():
     import os
     base = Path(os.environ["EVALSUITE_DATA_DIR"]) if os.environ.get("EVALSUITE_DATA_DIR") else REPO.parent / "shared" / "data"

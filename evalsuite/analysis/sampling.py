@@ -4,7 +4,8 @@ estimators and tests are in docs/sampling.md.
 
 A sampled run holds N records per item (field `sample`, 0..N-1). Items, not samples, are the
 unit of every interval and test: the N answers to one question are not N independent questions.
-scipy is imported inside the functions that need it (never on `evalsuite --help`).
+scipy is imported only by the permutation test (never on `evalsuite --help`, nor in a run's summary:
+the t and normal quantiles are stats.py's, checked against scipy by the tests).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..store import SAMPLE_FIELD
-from .stats import wilson
+from .stats import normal_quantile, t_quantile, wilson
 
 MAX_VOTE_TEXT = 300   # an extracted answer longer than this is voted on as is, not normalised
 CORRECT_VOTE = "\x00correct"   # every answer the grader judged equal to the gold: one class
@@ -156,15 +157,13 @@ def mean_interval(values: Sequence[float], level: float = 0.95, clamp: tuple[flo
     m = sum(values) / n
     if n == 1:
         return m, None, None
-    from scipy.special import stdtrit   # the t quantile; scipy.stats costs 3x the import at the end of a run
-
     sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
     if sd == 0 and clamp == (0.0, 1.0) and m in (0.0, 1.0):
         # every item at 0 (or 1): no spread to measure, but n items are not certainty; the
         # Wilson interval of 0 (n) of n items, as if each item were one right/wrong answer
         lo, hi = wilson(round(m * n), n)
         return m, lo, hi
-    half = float(stdtrit(n - 1, 0.5 + level / 2)) * sd / math.sqrt(n)
+    half = t_quantile(n - 1, 0.5 + level / 2) * sd / math.sqrt(n)
     lo, hi = m - half, m + half
     if clamp is not None:
         lo, hi = max(clamp[0], lo), min(clamp[1], hi)
@@ -306,9 +305,7 @@ def paired_rates(a: Mapping[str, ItemSamples], b: Mapping[str, ItemSamples], ids
     sd = math.sqrt(sum((x - mean_d) ** 2 for x in d) / (n - 1)) if n > 1 else None
     mde = None
     if sd and alpha < 1:
-        from scipy.special import ndtri   # the normal quantile
-
-        mde = 100 * (float(ndtri(1 - alpha / 2)) + float(ndtri(0.8))) * sd / math.sqrt(n)
+        mde = 100 * (normal_quantile(1 - alpha / 2) + normal_quantile(0.8)) * sd / math.sqrt(n)
     moved = sorted((i for i in usable), key=lambda i: -abs(b[i].c / b[i].n - a[i].c / a[i].n))[:top]
     moved_rows = tuple({"id": i, "subset": a[i].subset, "baseline": f"{a[i].c}/{a[i].n}", "candidate": f"{b[i].c}/{b[i].n}",
                         "delta_pp": 100 * (b[i].c / b[i].n - a[i].c / a[i].n)}

@@ -127,6 +127,95 @@ def normal_quantile(q: float) -> float:
     return NormalDist().inv_cdf(q)
 
 
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularised incomplete beta function (modified Lentz;
+    Numerical Recipes' betacf), for x < (a + 1) / (a + b + 2), where it converges."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 100_000):
+        m2 = 2 * m
+        for numerator in (m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)),
+                          -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return h
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b), 0 <= x <= 1."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def t_quantile(df: float, q: float) -> float:
+    """Student's t quantile: t such that P(T_df <= t) = q (scipy.special.stdtrit(df, q)).
+
+    Pure standard library, like the rest of this module: importing scipy.special for this one
+    number cost a sampled run ~0.25 CPU s. The tests check it against scipy to 1e-9 relative.
+    Closed forms for 1 and 2 degrees of freedom; otherwise the upper tail 0.5 I_x(df/2, 1/2),
+    x = df / (df + t^2) (near the middle the central part instead), solved for t by Newton steps
+    kept inside a bracket (bisection when a step would leave it), from the Cornish-Fisher
+    expansion around the normal quantile (four terms; alone from 3,000 degrees of freedom)."""
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"t_quantile: need 0 < q < 1, got {q}")
+    if not df > 0:
+        raise ValueError(f"t_quantile: need df > 0, got {df}")
+    if q == 0.5:
+        return 0.0
+    # the quantile is odd about q = 1/2: work on the upper half, with the tail probability and
+    # the central part |q - 1/2| taken from q itself (1 - q would round a tiny lower tail away)
+    sign = 1.0 if q > 0.5 else -1.0
+    tail = 1.0 - q if q > 0.5 else q
+    central = abs(q - 0.5)
+    if df == 1:   # Cauchy; in the far tail from the tail, which keeps its precision there
+        return sign * (math.tan(math.pi * central) if central < 0.25 else 1.0 / math.tan(math.pi * tail))
+    if df == 2:
+        return sign * 2.0 * central / math.sqrt(2.0 * tail * (1.0 - tail))
+    z = -normal_quantile(tail)
+    t = z + ((z ** 3 + z) / 4 + ((5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
+                                 + ((3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
+                                    + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z)
+                                    / 92160 / df) / df) / df) / df
+    if df >= 3000:
+        # the expansion is exact to ~1e-14 here, while the continued fraction, with a = df/2 in
+        # the hundreds of thousands, would lose digits (5e-9 at a million degrees of freedom)
+        return sign * t
+    log_density_front = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    low, high = 0.0, math.inf
+    for _ in range(200):
+        if not low < t < high:
+            t = (low + high) / 2 if high < math.inf else 2 * low + 1.0
+        # P(T > t) - tail > 0 means t is too small; near the middle from the central part
+        # P(0 < T <= t) = I_y(1/2, df/2) / 2, y = t^2 / (df + t^2), which keeps its precision there
+        if central < 0.25:
+            excess = central - 0.5 * _incomplete_beta(0.5, df / 2, t * t / (df + t * t))
+        else:
+            excess = 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + t * t)) - tail
+        if excess > 0:
+            low = t
+        else:
+            high = t
+        density = math.exp(log_density_front - (df + 1) / 2 * math.log1p(t * t / df))
+        step = excess / density
+        t += step
+        if abs(step) <= 1e-15 * abs(t) or high - low <= 1e-15 * abs(t):
+            break
+    return sign * t
+
+
 @dataclass(frozen=True)
 class PairedDifference:
     """Candidate − baseline accuracy on paired right/wrong outcomes, with Newcombe's hybrid
