@@ -77,3 +77,58 @@ def test_fast_grades_keep_to_one_thread():
 
     assert asyncio.run(main()) == 1
     assert sorted(done) == [x * x for x in range(300)]
+
+
+def test_answers_arriving_apart_are_graded_in_batches_with_one_loop_wake_each():
+    """A wake-up costs more CPU than a fast grade: answers a few ms apart are graded together
+    after the first one's BATCH_WAIT_S, and the loop is woken once per batch, not per answer."""
+    from evalsuite import grade_pool
+
+    done, drains = [], []
+
+    async def main():
+        pool = GradePool(asyncio.get_running_loop(), lambda job, result, error: done.append(result), threads=2)
+        drain = pool._drain
+        pool._drain = lambda: (drains.append(len(pool._finished)), drain())
+        for x in range(60):
+            pool.submit(x, pow, x, 2)
+            await asyncio.sleep(0.002)
+        assert await pool.wait(10) == 0
+        pool.close()
+
+    asyncio.run(main())
+    assert sorted(done) == [x * x for x in range(60)]
+    # 60 answers over >= 120 ms, batches of BATCH_WAIT_S (20 ms): a handful of wake-ups, not 60
+    assert grade_pool.BATCH_WAIT_S >= 0.01
+    assert len(drains) <= 20, drains
+    assert max(drains) >= 3
+
+
+def test_a_long_batch_hands_back_as_it_goes():
+    """Grades queued behind each other (slow-ish ones) come back every BATCH_WAIT_S or so, not
+    only when the whole queue is done."""
+    import time
+
+    from evalsuite import grade_pool
+
+    back_at = []
+
+    def slowish(x):
+        time.sleep(0.01)
+        return x
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        pool = GradePool(loop, lambda job, result, error: back_at.append(loop.time()), threads=1)
+        t0 = loop.time()
+        for x in range(30):   # ~0.3 s of grading in one thread
+            pool.submit(x, slowish, x)
+        assert await pool.wait(10) == 0
+        pool.close()
+        return t0
+
+    t0 = asyncio.run(main())
+    assert len(back_at) == 30
+    # the first results are on the loop long before the last grade is done
+    assert back_at[0] - t0 < back_at[-1] - t0 - 0.15, (back_at[0] - t0, back_at[-1] - t0)
+    assert grade_pool.BATCH_WAIT_S < 0.1
