@@ -5,7 +5,6 @@ both read it)."""
 from __future__ import annotations
 
 import math
-from itertools import chain, repeat
 from typing import Any, Iterable, Sequence
 
 # A token is "not its own top-1" only when an alternative beats it by more than float rounding.
@@ -17,9 +16,7 @@ class TokenColumns:
     (chat-API logprob entries: token, bytes, id, logprob, top_logprobs) plus the part of the
     text each belongs to. Collecting is one append per token (the client's hot path); every
     BATCH tokens are converted to Arrow columns in one call, so a long response holds few
-    Python objects (which also keeps the garbage collector's scans short). A `bytes` value that
-    is the UTF-8 of its token's text (nearly all of them) is not converted itself: the text
-    column cast to binary holds the same values (_columns_from_entries)."""
+    Python objects (which also keeps the garbage collector's scans short)."""
 
     __slots__ = ("_raw", "_parts", "_batches", "_n")
     BATCH = 256
@@ -65,10 +62,19 @@ class TokenColumns:
         return _entries(*(batch.column(name).to_pylist() for name in token_schema().names))
 
     def _convert(self) -> None:
-        """The pending entries to one Arrow batch (_columns_from_entries)."""
+        """The pending entries to one Arrow batch. Built by Arrow in one call; entries with
+        unexpected types (bytes out of 0..255, a non-string token ...) take a slower path that
+        keeps what is well-formed and nulls the rest."""
+        import pyarrow as pa
+
         if not self._raw:
             return
-        self._batches.append(_columns_from_entries(self._raw, self._parts))
+        try:
+            batch = _columns_from_wire(pa.array(self._raw, type=_wire_type()), pa.array(self._parts, pa.string()))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            clean = [_clean_entry(e) for e in self._raw]
+            batch = _columns_from_wire(pa.array(clean, type=_wire_type()), pa.array(self._parts, pa.string()))
+        self._batches.append(batch)
         self._raw, self._parts = [], []
 
     def to_arrow(self):
@@ -83,96 +89,17 @@ class TokenColumns:
         return self._batches[0]
 
 
-_WIRE: dict[bool, Any] = {}
+_WIRE = None
 
 
-def _wire_type(with_bytes: bool = True):
-    """The Arrow type of a chat-API entry (token, bytes, id, logprob, top_logprobs), or of one
-    without the bytes (keys not in a struct type are not read)."""
-    if with_bytes not in _WIRE:
+def _wire_type():
+    global _WIRE
+    if _WIRE is None:
         import pyarrow as pa
 
-        alt = [("token", pa.string())] + ([("bytes", pa.list_(pa.uint8()))] if with_bytes else []) \
-            + [("id", pa.int32()), ("logprob", pa.float64())]
-        _WIRE[with_bytes] = pa.struct(alt + [("top_logprobs", pa.list_(pa.struct(alt)))])
-    return _WIRE[with_bytes]
-
-
-def _columns_from_entries(entries: list[dict[str, Any]], parts: list[str]):
-    """Chat-API entries (dicts) to one token_schema() batch. The usual batch, where every `bytes`
-    value is the UTF-8 of its text, is converted without the bytes (_utf8_columns); any other
-    goes through Arrow as a whole, and where that fails (values of unexpected types: bytes out of
-    0..255, a non-string token ...) through _clean_entry, which keeps what is well-formed and
-    nulls the rest. Both give the same columns (tests/test_token_columns.py)."""
-    import pyarrow as pa
-
-    failures = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
-    part_column = pa.array(parts, pa.string())
-    try:
-        batch = _utf8_columns(entries, part_column)
-    except failures:
-        batch = None   # something unexpected: Arrow on the whole entries says what is kept
-    if batch is not None:
-        return batch
-    try:
-        return _columns_from_wire(pa.array(entries, type=_wire_type()), part_column)
-    except failures:
-        clean = [_clean_entry(e) for e in entries]
-        return _columns_from_wire(pa.array(clean, type=_wire_type()), part_column)
-
-
-def _utf8_columns(entries: list[dict[str, Any]], parts):
-    """The batch of `entries` when every token's and every alternative's `bytes` is the list of
-    the UTF-8 bytes of its text, else None. Arrow converts the entries without their bytes (the
-    lists of ints cost as much to convert as all the rest), and the binary columns are the text
-    columns cast to binary (no copy): the values _columns_from_wire gives. Raises where an entry
-    or alternative is not what Arrow or the check reads (the caller then converts the whole)."""
-    import pyarrow as pa
-
-    converted = pa.array(entries, type=_wire_type(with_bytes=False))
-    get = dict.get   # dict.get(entry, key) over a list, in C (map): no Python code per token
-    alts = list(chain.from_iterable(map(get, entries, repeat("top_logprobs"))))
-    for rows in (entries, alts):
-        texts = list(map(get, rows, repeat("token")))
-        received = list(map(get, rows, repeat("bytes")))
-        # a text seen before is looked up; the first time, _UNKNOWN (equal to nothing) fails the
-        # comparison and it is learnt
-        if list(map(_UTF8_LISTS.get, texts, repeat(_UNKNOWN))) != received and _utf8_lists(texts) != received:
-            return None
-    return _columns_from_wire(converted, parts)
-
-
-# text -> its UTF-8 as the chat API spells it, a list of ints ([104, 105] for "hi"), for the
-# bytes check of _utf8_columns. A run's texts repeat (its vocabulary): shared by all responses,
-# emptied when it holds _UTF8_LISTS_MAX texts.
-_UTF8_LISTS: dict[Any, Any] = {}
-_UTF8_LISTS_MAX = 1 << 17
-_NEVER = object()   # equal to no received value: for a text whose bytes must be converted as sent
-_UNKNOWN = object()
-
-
-def _utf8_lists(texts: list[Any]) -> list[Any]:
-    """The UTF-8 lists of `texts`, in order (TypeError for an unhashable text)."""
-    known = list(map(_UTF8_LISTS.get, texts, repeat(_UNKNOWN)))
-    if len(_UTF8_LISTS) + len(texts) > _UTF8_LISTS_MAX:
-        _UTF8_LISTS.clear()
-    for i, text in enumerate(texts):
-        if known[i] is _UNKNOWN:
-            known[i] = _UTF8_LISTS[text] = _utf8_list(text)
-    return known
-
-
-def _utf8_list(text: Any) -> Any:
-    """_NEVER where `text` is not a string, not encodable (a lone surrogate, which the stdlib's
-    JSON reader lets through), or holds U+0000 or U+0001: `false` and `true` equal 0 and 1 in a
-    list, and Arrow refuses booleans, so such bytes must go through Arrow as received."""
-    if type(text) is not str:
-        return _NEVER
-    try:
-        utf8 = text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _NEVER
-    return _NEVER if b"\x00" in utf8 or b"\x01" in utf8 else list(utf8)
+        alt = [("token", pa.string()), ("bytes", pa.list_(pa.uint8())), ("id", pa.int32()), ("logprob", pa.float64())]
+        _WIRE = pa.struct(alt + [("top_logprobs", pa.list_(pa.struct(alt)))])
+    return _WIRE
 
 
 def _to_binary(lists):
@@ -192,19 +119,14 @@ def _columns_from_wire(entries, parts):
     if top.offset:
         top = pa.concat_arrays([top])
     offsets = top.offsets
-    alts = top.values if top.values is not None else pa.array([], entries.type.field("top_logprobs").type.value_type)
+    alts = top.values if top.values is not None else pa.array([], _wire_type().field("top_logprobs").type.value_type)
 
     def listed(values):
         return pa.ListArray.from_arrays(offsets, values)
 
-    def binary(struct):   # without a bytes field: every bytes value is the UTF-8 of its text
-        if struct.type.get_field_index("bytes") < 0:
-            return struct.field("token").cast(pa.binary())
-        return _to_binary(struct.field("bytes"))
-
-    cols = [entries.field("token"), binary(entries), entries.field("id"),
+    cols = [entries.field("token"), _to_binary(entries.field("bytes")), entries.field("id"),
             entries.field("logprob").cast(pa.float32(), safe=False), parts,
-            listed(alts.field("token")), listed(binary(alts)), listed(alts.field("id")),
+            listed(alts.field("token")), listed(_to_binary(alts.field("bytes"))), listed(alts.field("id")),
             listed(alts.field("logprob").cast(pa.float32(), safe=False))]
     return pa.RecordBatch.from_arrays(cols, schema=token_schema())
 
