@@ -296,6 +296,67 @@ def test_text_layout_lengths_are_characters_ascii_or_not():
         assert arrays.item(1, 10).text_before(10, "answer")[1] == int(want[1:11].sum())
 
 
+def test_decoded_groups_read_fast_are_the_stored_tables_and_their_arrays_the_plain_ones(tmp_path):
+    """A row group as a diff reads it (part as a dictionary, the chosen bytes as the texts' own
+    buffers, the four lists on one offsets buffer) is the table tokens.parquet holds, and its
+    arrays (text layout from the part codes, lists not ragged, alternatives' bytes flagged as
+    their texts) are those of the same table built column by column. An alternative whose
+    bytes are not its text's UTF-8 clears the flag."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from evalsuite.store.token_arrays import TokenArrays
+    from evalsuite.store.token_files import TokenStreams
+
+    items = planted()
+    odd = stream(12, 40)
+    odd[4]["top"][1] = dict(odd[4]["top"][1], bytes=[0xE2, 0x82])          # bytes not the text's UTF-8
+    items.append(("odd-bytes/0", odd, odd, "stop", "stop"))
+    run = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "p", 120)
+    streams = TokenStreams(run, {})
+    stored = pq.ParquetFile(run / TOKENS)
+    written = {item_id: pa.Table.from_batches([TokenColumns.from_entries(eb).to_arrow()]) for item_id, eb, *_ in items}
+    flags = []
+    for g in range(stored.metadata.num_row_groups):
+        group = streams._read_group(g, True)
+        plain = group.table
+        for item_id, (gg, start, count) in streams._pq_index.items():
+            if gg == g:                      # each item's rows as written (repr: NaN as itself)
+                got = plain.slice(start, count)
+                assert got.schema == written[item_id].schema
+                assert all(repr(x.to_pylist()) == repr(y.to_pylist()) for x, y in zip(got.columns, written[item_id].columns))
+        fresh = TokenArrays(pa.Table.from_arrays([pa.array(c.to_pylist(), c.type) for c in plain.columns],
+                                                 schema=plain.schema))
+        arrays = group.arrays()
+        layout, want = arrays.text_layout(), fresh.text_layout()
+        assert np.array_equal(layout[0], want[0])
+        assert [layout[2][k] for k in layout[1]] == [want[2][k] for k in want[1]]     # each row's part
+        for name in ("ragged", "top_len", "not_top1", "bytes_off", "top_bytes_off", "top_bytes_null"):
+            assert np.array_equal(getattr(arrays, name), getattr(fresh, name)), name
+        assert fresh.top_bytes_are_texts is False           # separate buffers: never assumed
+        odd_here = "odd-bytes/0" in {i for i, (gg, _, _) in streams._pq_index.items() if gg == g}
+        assert arrays.top_bytes_are_texts is not odd_here
+        flags.append(arrays.top_bytes_are_texts)
+    assert True in flags and False in flags
+
+
+def test_same_numbers_is_numbers_plain_and_equal_and_remembered():
+    """ItemArrays.same_numbers (asked by the top-k check and the drift shortcut) is
+    numbers_plain on both sides and numbers_equal, for any prefix."""
+    from evalsuite.store.token_arrays import TokenArrays
+
+    s = stream(60, 8)
+    nan = [dict(e) for e in s]
+    nan[30] = dict(nan[30], top=[nan[30]["top"][0], dict(nan[30]["top"][1], logprob=float("nan")), nan[30]["top"][2]])
+    for other, apart in ((s, None), (drifted(s, 7, 1 / 32), 0), (nan, 30),
+                         (s[:20] + [dict(s[20], top=[dict(t, bytes=[0x41]) for t in s[20]["top"]])] + s[21:], 20)):
+        a = TokenArrays(pa.Table.from_batches([TokenColumns.from_entries(s).to_arrow()])).item(0, 60)
+        b = TokenArrays(pa.Table.from_batches([TokenColumns.from_entries(other).to_arrow()])).item(0, 60)
+        for stop in (0, 1, 19, 20, 21, 31, 60, 20, 60):
+            want = a.numbers_plain(stop) and b.numbers_plain(stop) and a.numbers_equal(b, stop)
+            assert a.same_numbers(b, stop) == want == (apart is None or stop <= apart), (apart, stop)
+
+
 def _seen_while_decoding(tmp_path, monkeypatch, look):
     """`look()` at each row group a diff of two planted runs decodes."""
     import evalsuite.store.token_files as token_files

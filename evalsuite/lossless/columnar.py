@@ -97,6 +97,10 @@ def _tops_equal(b: _Side, c: _Side, stop: int) -> bool:
 
     if stop == 0:
         return True
+    if b.v.g.top_bytes_are_texts and c.v.g.top_bytes_are_texts and b.v.same_numbers(c.v, stop):
+        # the same lengths, ids, logprobs and bytes, none null or NaN (drift's shortcut asks
+        # the same of this prefix), and each side's bytes are its texts' UTF-8: the same texts
+        return True
     if not np.array_equal(b.top_lengths[:stop], c.top_lengths[:stop]):
         return False
     for name in _TOP:

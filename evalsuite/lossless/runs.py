@@ -263,18 +263,20 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
             tables = tuple(None if v is None else v.table for v in pair)
             views = pair if None not in pair else None
             fast = identical_by_columns(b, c, *tables, views=views)
-            item = fast or diverged_by_columns(b, c, *tables, tau, top_k, views=views) or \
-                diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
+            apart = None if fast is not None else diverged_by_columns(b, c, *tables, tau, top_k, views=views)
+            item = fast or apart or diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
+            # diverged_by_columns' token_index is where the ids first differ: the common prefix
+            apart_at = None if apart is None else apart.token_index
             sizes = [0 if t is None else t.num_rows for t in tables]
         else:
             b, c = baseline.with_logprobs(b), candidate.with_logprobs(c)
             item = diff_item(b, c, tau, top_k, drafted=drafted)
             sizes = [len(r.get("logprobs") or ()) for r in (b, c)]
             tables = table_of(b.get("logprobs")), table_of(c.get("logprobs"))
-            fast = views = None
+            fast = views = apart_at = None
         if item.verdict != "undetermined" or item.token_index is not None:
             summary, values, walked, diverged = item_drift(*tables, item.verdict, item.token_index, fast is not None,
-                                                           views=views)
+                                                           views=views, apart_at=apart_at)
             if summary is not None:
                 item = replace(item, drift=summary)
                 drift.add(values, walked, diverged)

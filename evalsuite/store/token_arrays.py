@@ -74,6 +74,18 @@ def _same_offsets(a: Any, b: Any) -> bool:
     return oa is not None and ob is not None and oa.address == ob.address
 
 
+def _same_buffers(a: Any, b: Any) -> bool:
+    """Two binary/string arrays with no null that read their offsets and data from the same
+    memory: the same bytes, value for value (a decoded group's top_bytes where every
+    alternative's bytes are its text's UTF-8: the texts' own buffers, store.token_files)."""
+    if a.null_count or b.null_count or len(a) != len(b) or a.offset != b.offset:
+        return False
+    (_, oa, da), (_, ob, db) = a.buffers(), b.buffers()
+    if oa is None or ob is None or da is None or db is None:
+        return False
+    return oa.address == ob.address and da.address == db.address
+
+
 def _not_top1(table: Any, cols: dict[str, Any], top_len: Any, top_lp: Any) -> Any:
     """tokens.not_top1_mask of the table, in numpy where every id is there (no opaque token)
     and no alternative's logprob is null: the best alternative of each row (the max is the
@@ -159,6 +171,7 @@ class TokenArrays:
         self.top_id = _values(top_id, 0)
         top_bytes_valid, self.top_bytes_off, self.top_bytes_data = _binary(self.flat["top_bytes"])
         self.top_bytes_null = ~top_bytes_valid
+        self.top_bytes_are_texts = _same_buffers(self.flat["top_bytes"], self.flat["top_token"])
         self._text: tuple[Any, Any, list[Any]] | None = None
         self._runs: dict[int, tuple[Any, Any]] = {}
         self._measured: Any = None
@@ -213,11 +226,12 @@ class TokenArrays:
 class ItemArrays:
     """One item's rows [start, start + n) of a TokenArrays."""
 
-    __slots__ = ("g", "start", "n", "_table")
+    __slots__ = ("g", "start", "n", "_table", "_same")
 
     def __init__(self, group: TokenArrays, start: int, count: int):
         self.g, self.start, self.n = group, start, count
         self._table = None
+        self._same: tuple[Any, int, bool] | None = None     # same_numbers' last (other, stop, answer)
 
     @classmethod
     def of(cls, table: Any) -> "ItemArrays | None":
@@ -316,6 +330,17 @@ class ItemArrays:
             return False
         # as bytes: memoryview == memoryview compares element by element (~10x slower than memcmp)
         return a.g.top_bytes_data[int(oa[la]):int(oa[ha])].tobytes() == b.g.top_bytes_data[int(ob[lb]):int(ob[hb])].tobytes()
+
+    def same_numbers(self, other: "ItemArrays", stop: int) -> bool:
+        """numbers_plain(stop) on both sides and numbers_equal(other, stop), remembered for this
+        pair and stop: a divergent item's top-k check (lossless/columnar.py) and its drift
+        shortcut (lossless/drift.py) ask the same of the same prefix."""
+        memo = self._same
+        if memo is not None and memo[0] is other and memo[1] == stop:
+            return memo[2]
+        answer = self.numbers_plain(stop) and other.numbers_plain(stop) and self.numbers_equal(other, stop)
+        self._same = (other, stop, answer)
+        return answer
 
     def measured(self, stop: int) -> int:
         """Rows of [0, stop) with a top-K list and a finite logprob (drift's positions)."""
