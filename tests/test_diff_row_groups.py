@@ -69,6 +69,8 @@ def planted():
     items.append(("not_top1/0", s, s, "stop", "stop"))                            # not its own top-1
     s = stream(60, 12, reasoning=20)
     items.append(("real/0", s, diverge(s, 33, " zzz", 99999, 13), "stop", "stop"))
+    s = stream(50, 22, reasoning=30)
+    items.append(("real/reasoning", s, diverge(s, 12, " rr", 77777, 23), "stop", "stop"))   # in the reasoning
     s = stream(45, 14)
     alt = s[20]["top"][1]
     s[20]["top"][1] = dict(alt, logprob=s[20]["logprob"] - 1 / 64)                 # a near tie

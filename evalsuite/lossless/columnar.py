@@ -67,7 +67,10 @@ class _Side:
         return self.v.table
 
     def texts(self, start: int, stop: int) -> list[str]:
-        return [t or "" for t in self.v.col("token", start, stop).to_pylist()]
+        """The chosen tokens' texts of rows [start, stop), "" for none (read from the buffers)."""
+        valid, offsets, data = self.v.g.token_buffers()
+        rows = range(self.v.start + start, self.v.start + min(stop, self.n))
+        return [str(data[offsets[r]:offsets[r + 1]], "utf-8") if valid[r] else "" for r in rows]
 
     def toks(self, start: int, stop: int) -> list[Any]:
         return tokens_from_table(self.table.slice(start, stop - start))
@@ -75,12 +78,36 @@ class _Side:
     def tok(self, i: int) -> Tok:
         """tokens_from_table(...)[i] for one row, read as scalars (the whole-table call costs
         ~0.3 ms of fixed Arrow work); alternatives are not ragged here (checked in __init__)."""
-        c, i = self.v.g.cols, self.v.start + i
+        g = self.v.g
+        if g.top_bytes_are_texts:
+            return self._tok_from_arrays(i)
+        c, i = g.cols, self.v.start + i
         top = tuple(tuple.__new__(Alt, (t or "", None if b is None else tuple(b), d, _logprob(v)))
                     for t, b, d, v in zip(*(c[name][i].as_py() or () for name in _TOP)))
         b = c["bytes"][i].as_py()
         return tuple.__new__(Tok, (c["token"][i].as_py() or "", None if b is None else tuple(b), c["id"][i].as_py(),
                                    _logprob(c["logprob"][i].as_py()), c["part"][i].as_py() or "answer", top))
+
+
+    def _tok_from_arrays(self, i: int) -> Tok:
+        """tok(i) read from the group's numpy arrays and buffers instead of ~20 Arrow scalars,
+        where each alternative's bytes are its text's UTF-8 (the same buffers, none null: the
+        texts are those bytes decoded). The ids and bytes are there (checked in __init__)."""
+        g = self.v.g
+        r = self.v.start + i
+        lo, hi = int(g.top_off[r]), int(g.top_off[r + 1])
+        off, data = g.top_bytes_off, g.top_bytes_data
+        top = []
+        for a in range(lo, hi):
+            raw = data[off[a]:off[a + 1]].tobytes()
+            top.append(tuple.__new__(Alt, (str(raw, "utf-8"), tuple(raw), None if g.top_id_null[a] else int(g.top_id[a]),
+                                           None if g.top_lp_bad[a] else _logprob(float(g.top_lp[a])))))
+        valid, offsets, texts = g.token_buffers()
+        raw = g.bytes_data[g.bytes_off[r]:g.bytes_off[r + 1]].tobytes()
+        _, codes, names = g.text_layout()
+        return tuple.__new__(Tok, (str(texts[offsets[r]:offsets[r + 1]], "utf-8") if valid[r] else "", tuple(raw),
+                                   int(g.ids[r]), _logprob(float(g.lp[r])) if g.lp_valid[r] else None,
+                                   names[codes[r]] or "answer", tuple(top)))
 
 
 def _logprob(value: float | None) -> float | None:
