@@ -69,8 +69,9 @@ class _Side:
     def texts(self, start: int, stop: int) -> list[str]:
         """The chosen tokens' texts of rows [start, stop), "" for none (read from the buffers)."""
         valid, offsets, data = self.v.g.token_buffers()
-        rows = range(self.v.start + start, self.v.start + min(stop, self.n))
-        return [str(data[offsets[r]:offsets[r + 1]], "utf-8") if valid[r] else "" for r in rows]
+        lo, hi = self.v.start + start, self.v.start + min(stop, self.n)
+        ends = offsets[lo:hi + 1].tolist()      # Python ints: numpy scalars index ~3x slower
+        return [str(data[a:b], "utf-8") if ok else "" for a, b, ok in zip(ends, ends[1:], valid[lo:hi].tolist())]
 
     def toks(self, start: int, stop: int) -> list[Any]:
         return tokens_from_table(self.table.slice(start, stop - start))
@@ -96,12 +97,14 @@ class _Side:
         g = self.v.g
         r = self.v.start + i
         lo, hi = int(g.top_off[r]), int(g.top_off[r + 1])
-        off, data = g.top_bytes_off, g.top_bytes_data
+        data, ends = g.top_bytes_data, g.top_bytes_off[lo:hi + 1].tolist()
         top = []
-        for a in range(lo, hi):
-            raw = data[off[a]:off[a + 1]].tobytes()
-            top.append(tuple.__new__(Alt, (str(raw, "utf-8"), tuple(raw), None if g.top_id_null[a] else int(g.top_id[a]),
-                                           None if g.top_lp_bad[a] else _logprob(float(g.top_lp[a])))))
+        for start, stop, key, value, no_key, no_value in zip(
+                ends, ends[1:], g.top_id[lo:hi].tolist(), g.top_lp[lo:hi].tolist(),
+                g.top_id_null[lo:hi].tolist(), g.top_lp_bad[lo:hi].tolist()):
+            raw = data[start:stop].tobytes()
+            top.append(tuple.__new__(Alt, (str(raw, "utf-8"), tuple(raw), None if no_key else key,
+                                           None if no_value else _logprob(value))))
         valid, offsets, texts = g.token_buffers()
         raw = g.bytes_data[g.bytes_off[r]:g.bytes_off[r + 1]].tobytes()
         _, codes, names = g.text_layout()
