@@ -67,11 +67,7 @@ class _Side:
         return self.v.table
 
     def texts(self, start: int, stop: int) -> list[str]:
-        """The chosen tokens' texts of rows [start, stop), "" for none (read from the buffers)."""
-        valid, offsets, data = self.v.g.token_buffers()
-        lo, hi = self.v.start + start, self.v.start + min(stop, self.n)
-        ends = offsets[lo:hi + 1].tolist()      # Python ints: numpy scalars index ~3x slower
-        return [str(data[a:b], "utf-8") if ok else "" for a, b, ok in zip(ends, ends[1:], valid[lo:hi].tolist())]
+        return [t or "" for t in self.v.col("token", start, stop).to_pylist()]
 
     def toks(self, start: int, stop: int) -> list[Any]:
         return tokens_from_table(self.table.slice(start, stop - start))
