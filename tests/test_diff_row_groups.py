@@ -314,12 +314,14 @@ def test_decoded_groups_read_fast_are_the_stored_tables_and_their_arrays_the_pla
     odd = stream(12, 40)
     odd[4]["top"][1] = dict(odd[4]["top"][1], bytes=[0xE2, 0x82])          # bytes not the text's UTF-8
     items.append(("odd-bytes/0", odd, odd, "stop", "stop"))
-    run = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "p", 120)
-    streams = TokenStreams(run, {})
-    stored = pq.ParquetFile(run / TOKENS)
-    written = {item_id: pa.Table.from_batches([TokenColumns.from_entries(eb).to_arrow()]) for item_id, eb, *_ in items}
-    flags = []
-    for g in range(stored.metadata.num_row_groups):
+    flags, groups = [], []
+    for side in (0, 1):     # the candidate's missing/0 has a chosen token without alternatives
+        run = parquet_copy(inline_run(tmp_path / f"s{side}", items, side), tmp_path / f"p{side}", 120)
+        written = {i[0]: pa.Table.from_batches([TokenColumns.from_entries(i[1 + side]).to_arrow()]) for i in items}
+        streams = TokenStreams(run, {})
+        stored = pq.ParquetFile(run / TOKENS)
+        groups += [(streams, stored, written, g) for g in range(stored.metadata.num_row_groups)]
+    for streams, stored, written, g in groups:
         group = streams._read_group(g, True)
         plain = group.table
         for item_id, (gg, start, count) in streams._pq_index.items():
