@@ -101,12 +101,11 @@ class _Side:
             raw = data[start:stop].tobytes()
             top.append(tuple.__new__(Alt, (str(raw, "utf-8"), tuple(raw), None if no_key else key,
                                            None if no_value else _logprob(value))))
-        valid, offsets, texts = g.token_buffers()
         raw = g.bytes_data[g.bytes_off[r]:g.bytes_off[r + 1]].tobytes()
-        _, codes, names = g.text_layout()
-        return tuple.__new__(Tok, (str(texts[offsets[r]:offsets[r + 1]], "utf-8") if valid[r] else "", tuple(raw),
+        # the text and part as Arrow scalars: the candidate's group has no text layout made
+        return tuple.__new__(Tok, (g.cols["token"][r].as_py() or "", tuple(raw),
                                    int(g.ids[r]), _logprob(float(g.lp[r])) if g.lp_valid[r] else None,
-                                   names[codes[r]] or "answer", tuple(top)))
+                                   g.cols["part"][r].as_py() or "answer", tuple(top)))
 
 
 def _logprob(value: float | None) -> float | None:

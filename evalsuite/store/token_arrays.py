@@ -173,7 +173,6 @@ class TokenArrays:
         self.top_bytes_null = ~top_bytes_valid
         self.top_bytes_are_texts = _same_buffers(self.flat["top_bytes"], self.flat["top_token"])
         self._text: tuple[Any, Any, list[Any]] | None = None
-        self._token_buffers: tuple[Any, Any, Any] | None = None
         self._runs: dict[int, tuple[Any, Any]] = {}
         self._measured: Any = None
 
@@ -193,6 +192,12 @@ class TokenArrays:
             return 0
         return int(run[hi - 1]) - (int(run[lo - 1]) if lo else 0)
 
+    def count_ahead(self) -> None:
+        """Make the running counts of the masks that usually hold rows (not-top-1, drift's
+        positions) now: in a read-ahead thread, off the walk's."""
+        for mask in (self.not_top1, self.measured_mask()):
+            self.held(mask, 0, 0)
+
     def measured_mask(self) -> Any:
         """Rows with a top-K list and a finite logprob (drift's positions), made on first use."""
         if self._measured is None:
@@ -200,12 +205,6 @@ class TokenArrays:
 
             self._measured = (self.top_len > 0) & self.lp_valid & np.isfinite(self.lp)
         return self._measured
-
-    def token_buffers(self) -> tuple[Any, Any, Any]:
-        """_binary() of the chosen tokens' texts, made on first use."""
-        if self._token_buffers is None:
-            self._token_buffers = _binary(self.cols["token"])
-        return self._token_buffers
 
     def text_layout(self) -> tuple[Any, Any, list[Any]]:
         """(the length in characters of each token's text, 0 for none; each token's part as a code; the
@@ -215,7 +214,7 @@ class TokenArrays:
             import pyarrow.compute as pc
 
             token = self.cols["token"]
-            valid, offsets, data = self.token_buffers()
+            valid, offsets, data = _binary(token)
             if not (np.frombuffer(data, np.uint8) >= 0x80).any():   # ASCII texts: a character a byte
                 lengths = np.where(valid, np.diff(offsets), 0)
             else:

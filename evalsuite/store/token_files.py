@@ -427,6 +427,7 @@ class TokenStreams:
         decoded = _Group(_decode_tokens(stored, read_stored), part)
         if with_arrays:
             arrays = decoded.arrays()
+            arrays.count_ahead()
             if self._text_ahead:
                 arrays.text_layout()
         return decoded
