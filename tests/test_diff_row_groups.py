@@ -350,9 +350,12 @@ def test_same_numbers_is_numbers_plain_and_equal_and_remembered():
     from evalsuite.store.token_arrays import TokenArrays
 
     s = stream(60, 8)
+    s[10] = dict(s[10], logprob=0.0, top=[dict(s[10]["top"][0], logprob=0.0)] + s[10]["top"][1:])
+    signed = [dict(e) for e in s]                          # -0.0 where s has 0.0: equal numbers
+    signed[10] = dict(s[10], logprob=-0.0, top=[dict(s[10]["top"][0], logprob=-0.0)] + s[10]["top"][1:])
     nan = [dict(e) for e in s]
     nan[30] = dict(nan[30], top=[nan[30]["top"][0], dict(nan[30]["top"][1], logprob=float("nan")), nan[30]["top"][2]])
-    for other, apart in ((s, None), (drifted(s, 7, 1 / 32), 0), (nan, 30),
+    for other, apart in ((s, None), (signed, None), (drifted(s, 7, 1 / 32), 0), (nan, 30),
                          (s[:20] + [dict(s[20], top=[dict(t, bytes=[0x41]) for t in s[20]["top"]])] + s[21:], 20)):
         a = TokenArrays(pa.Table.from_batches([TokenColumns.from_entries(s).to_arrow()])).item(0, 60)
         b = TokenArrays(pa.Table.from_batches([TokenColumns.from_entries(other).to_arrow()])).item(0, 60)

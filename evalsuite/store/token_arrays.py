@@ -119,6 +119,12 @@ def _not_top1(table: Any, cols: dict[str, Any], top_len: Any, top_lp: Any) -> An
     return beaten & ~np.isnan(chosen)
 
 
+def _equal(x: Any, y: Any) -> bool:
+    """np.array_equal of two arrays of one dtype holding no NaN: as bytes first (a memcmp,
+    ~1 us against ~5 us for 2,500 values), by value only where the bytes differ (-0.0 == 0.0)."""
+    return x.shape == y.shape and (x.tobytes() == y.tobytes() or bool((x == y).all()))
+
+
 class TokenArrays:
     """The columns of a token_schema() table, as numpy, for slicing by item; the masks (nulls,
     NaN, not-top-1 ...) are counted over an item's range of rows."""
@@ -324,15 +330,15 @@ class ItemArrays:
 
         a, b = self, other
         (la, ha), (lb, hb) = a._flat(stop), b._flat(stop)
-        if not (np.array_equal(a.g.top_len[a.start:a._stop(stop)], b.g.top_len[b.start:b._stop(stop)])
-                and np.array_equal(a.g.lp[a.start:a._stop(stop)], b.g.lp[b.start:b._stop(stop)])
-                and np.array_equal(a.g.top_id[la:ha], b.g.top_id[lb:hb])
-                and np.array_equal(a.g.top_lp[la:ha], b.g.top_lp[lb:hb])):
+        if not (_equal(a.g.top_len[a.start:a._stop(stop)], b.g.top_len[b.start:b._stop(stop)])
+                and _equal(a.g.lp[a.start:a._stop(stop)], b.g.lp[b.start:b._stop(stop)])
+                and _equal(a.g.top_id[la:ha], b.g.top_id[lb:hb])
+                and _equal(a.g.top_lp[la:ha], b.g.top_lp[lb:hb])):
             return False
         # the alternatives' bytes: the same lengths (offsets from each item's first), then the
         # same bytes (a group-wide length array cost ~1.5 ms a group, more than its items' slices)
         oa, ob = a.g.top_bytes_off, b.g.top_bytes_off
-        if not np.array_equal(oa[la:ha + 1] - oa[la], ob[lb:hb + 1] - ob[lb]):
+        if not _equal(oa[la:ha + 1] - oa[la], ob[lb:hb + 1] - ob[lb]):
             return False
         # as bytes: memoryview == memoryview compares element by element (~10x slower than memcmp)
         return a.g.top_bytes_data[int(oa[la]):int(oa[ha])].tobytes() == b.g.top_bytes_data[int(ob[lb]):int(ob[hb])].tobytes()
