@@ -380,3 +380,18 @@ def _seen_while_decoding(tmp_path, monkeypatch, look):
     monkeypatch.setattr(token_files, "_decode_tokens", recording)
     diff_runs(load_run(pb), load_run(pc_))
     return seen
+
+
+def test_with_drift_is_dataclasses_replace():
+    """runs._with_drift copies an ItemDiff and sets its drift, which is what
+    dataclasses.replace gives as long as ItemDiff has no __post_init__ (it would be skipped)."""
+    from dataclasses import replace
+
+    from evalsuite.lossless.classify import ItemDiff
+    from evalsuite.lossless.runs import _with_drift
+
+    assert not hasattr(ItemDiff, "__post_init__")
+    item = ItemDiff("x", "real", "why", token_index=3, notes=("a",))
+    for drift in (None, "summary", 3.5):
+        got = _with_drift(item, drift)
+        assert got == replace(item, drift=drift) and got is not item and item.drift is None
