@@ -69,6 +69,8 @@ def planted():
     items.append(("not_top1/0", s, s, "stop", "stop"))                            # not its own top-1
     s = stream(60, 12, reasoning=20)
     items.append(("real/0", s, diverge(s, 33, " zzz", 99999, 13), "stop", "stop"))
+    s = stream(50, 22, reasoning=30)
+    items.append(("real/reasoning", s, diverge(s, 12, " rr", 77777, 23), "stop", "stop"))   # in the reasoning
     s = stream(45, 14)
     alt = s[20]["top"][1]
     s[20]["top"][1] = dict(alt, logprob=s[20]["logprob"] - 1 / 64)                 # a near tie
@@ -296,6 +298,72 @@ def test_text_layout_lengths_are_characters_ascii_or_not():
         assert arrays.item(1, 10).text_before(10, "answer")[1] == int(want[1:11].sum())
 
 
+def test_decoded_groups_read_fast_are_the_stored_tables_and_their_arrays_the_plain_ones(tmp_path):
+    """A row group as a diff reads it (part as a dictionary, the chosen bytes as the texts' own
+    buffers, the four lists on one offsets buffer) is the table tokens.parquet holds, and its
+    arrays (text layout from the part codes, lists not ragged, alternatives' bytes flagged as
+    their texts) are those of the same table built column by column. An alternative whose
+    bytes are not its text's UTF-8 clears the flag."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from evalsuite.store.token_arrays import TokenArrays
+    from evalsuite.store.token_files import TokenStreams
+
+    items = planted()
+    odd = stream(12, 40)
+    odd[4]["top"][1] = dict(odd[4]["top"][1], bytes=[0xE2, 0x82])          # bytes not the text's UTF-8
+    items.append(("odd-bytes/0", odd, odd, "stop", "stop"))
+    flags, groups = [], []
+    for side in (0, 1):     # the candidate's missing/0 has a chosen token without alternatives
+        run = parquet_copy(inline_run(tmp_path / f"s{side}", items, side), tmp_path / f"p{side}", 120)
+        written = {i[0]: pa.Table.from_batches([TokenColumns.from_entries(i[1 + side]).to_arrow()]) for i in items}
+        streams = TokenStreams(run, {})
+        stored = pq.ParquetFile(run / TOKENS)
+        groups += [(streams, stored, written, g) for g in range(stored.metadata.num_row_groups)]
+    for streams, stored, written, g in groups:
+        group = streams._read_group(g, True)
+        plain = group.table
+        for item_id, (gg, start, count) in streams._pq_index.items():
+            if gg == g:                      # each item's rows as written (repr: NaN as itself)
+                got = plain.slice(start, count)
+                assert got.schema == written[item_id].schema
+                assert all(repr(x.to_pylist()) == repr(y.to_pylist()) for x, y in zip(got.columns, written[item_id].columns))
+        fresh = TokenArrays(pa.Table.from_arrays([pa.array(c.to_pylist(), c.type) for c in plain.columns],
+                                                 schema=plain.schema))
+        arrays = group.arrays()
+        layout, want = arrays.text_layout(), fresh.text_layout()
+        assert np.array_equal(layout[0], want[0])
+        assert [layout[2][k] for k in layout[1]] == [want[2][k] for k in want[1]]     # each row's part
+        for name in ("ragged", "top_len", "not_top1", "bytes_off", "top_bytes_off", "top_bytes_null"):
+            assert np.array_equal(getattr(arrays, name), getattr(fresh, name)), name
+        assert fresh.top_bytes_are_texts is False           # separate buffers: never assumed
+        odd_here = "odd-bytes/0" in {i for i, (gg, _, _) in streams._pq_index.items() if gg == g}
+        assert arrays.top_bytes_are_texts is not odd_here
+        flags.append(arrays.top_bytes_are_texts)
+    assert True in flags and False in flags
+
+
+def test_same_numbers_is_numbers_plain_and_equal_and_remembered():
+    """ItemArrays.same_numbers (asked by the top-k check and the drift shortcut) is
+    numbers_plain on both sides and numbers_equal, for any prefix."""
+    from evalsuite.store.token_arrays import TokenArrays
+
+    s = stream(60, 8)
+    s[10] = dict(s[10], logprob=0.0, top=[dict(s[10]["top"][0], logprob=0.0)] + s[10]["top"][1:])
+    signed = [dict(e) for e in s]                          # -0.0 where s has 0.0: equal numbers
+    signed[10] = dict(s[10], logprob=-0.0, top=[dict(s[10]["top"][0], logprob=-0.0)] + s[10]["top"][1:])
+    nan = [dict(e) for e in s]
+    nan[30] = dict(nan[30], top=[nan[30]["top"][0], dict(nan[30]["top"][1], logprob=float("nan")), nan[30]["top"][2]])
+    for other, apart in ((s, None), (signed, None), (drifted(s, 7, 1 / 32), 0), (nan, 30),
+                         (s[:20] + [dict(s[20], top=[dict(t, bytes=[0x41]) for t in s[20]["top"]])] + s[21:], 20)):
+        a = TokenArrays(pa.Table.from_batches([TokenColumns.from_entries(s).to_arrow()])).item(0, 60)
+        b = TokenArrays(pa.Table.from_batches([TokenColumns.from_entries(other).to_arrow()])).item(0, 60)
+        for stop in (0, 1, 19, 20, 21, 31, 60, 20, 60):
+            want = a.numbers_plain(stop) and b.numbers_plain(stop) and a.numbers_equal(b, stop)
+            assert a.same_numbers(b, stop) == want == (apart is None or stop <= apart), (apart, stop)
+
+
 def _seen_while_decoding(tmp_path, monkeypatch, look):
     """`look()` at each row group a diff of two planted runs decodes."""
     import evalsuite.store.token_files as token_files
@@ -312,3 +380,18 @@ def _seen_while_decoding(tmp_path, monkeypatch, look):
     monkeypatch.setattr(token_files, "_decode_tokens", recording)
     diff_runs(load_run(pb), load_run(pc_))
     return seen
+
+
+def test_with_drift_is_dataclasses_replace():
+    """runs._with_drift copies an ItemDiff and sets its drift, which is what
+    dataclasses.replace gives as long as ItemDiff has no __post_init__ (it would be skipped)."""
+    from dataclasses import replace
+
+    from evalsuite.lossless.classify import ItemDiff
+    from evalsuite.lossless.runs import _with_drift
+
+    assert not hasattr(ItemDiff, "__post_init__")
+    item = ItemDiff("x", "real", "why", token_index=3, notes=("a",))
+    for drift in (None, "summary", 3.5):
+        got = _with_drift(item, drift)
+        assert got == replace(item, drift=drift) and got is not item and item.drift is None

@@ -75,12 +75,37 @@ class _Side:
     def tok(self, i: int) -> Tok:
         """tokens_from_table(...)[i] for one row, read as scalars (the whole-table call costs
         ~0.3 ms of fixed Arrow work); alternatives are not ragged here (checked in __init__)."""
-        c, i = self.v.g.cols, self.v.start + i
+        g = self.v.g
+        if g.top_bytes_are_texts:
+            return self._tok_from_arrays(i)
+        c, i = g.cols, self.v.start + i
         top = tuple(tuple.__new__(Alt, (t or "", None if b is None else tuple(b), d, _logprob(v)))
                     for t, b, d, v in zip(*(c[name][i].as_py() or () for name in _TOP)))
         b = c["bytes"][i].as_py()
         return tuple.__new__(Tok, (c["token"][i].as_py() or "", None if b is None else tuple(b), c["id"][i].as_py(),
                                    _logprob(c["logprob"][i].as_py()), c["part"][i].as_py() or "answer", top))
+
+
+    def _tok_from_arrays(self, i: int) -> Tok:
+        """tok(i) read from the group's numpy arrays and buffers instead of ~20 Arrow scalars,
+        where each alternative's bytes are its text's UTF-8 (the same buffers, none null: the
+        texts are those bytes decoded). The ids and bytes are there (checked in __init__)."""
+        g = self.v.g
+        r = self.v.start + i
+        lo, hi = int(g.top_off[r]), int(g.top_off[r + 1])
+        data, ends = g.top_bytes_data, g.top_bytes_off[lo:hi + 1].tolist()
+        top = []
+        for start, stop, key, value, no_key, no_value in zip(
+                ends, ends[1:], g.top_id[lo:hi].tolist(), g.top_lp[lo:hi].tolist(),
+                g.top_id_null[lo:hi].tolist(), g.top_lp_bad[lo:hi].tolist()):
+            raw = data[start:stop].tobytes()
+            top.append(tuple.__new__(Alt, (str(raw, "utf-8"), tuple(raw), None if no_key else key,
+                                           None if no_value else _logprob(value))))
+        raw = g.bytes_data[g.bytes_off[r]:g.bytes_off[r + 1]].tobytes()
+        # the text and part as Arrow scalars: the candidate's group has no text layout made
+        return tuple.__new__(Tok, (g.cols["token"][r].as_py() or "", tuple(raw),
+                                   int(g.ids[r]), _logprob(float(g.lp[r])) if g.lp_valid[r] else None,
+                                   g.cols["part"][r].as_py() or "answer", tuple(top)))
 
 
 def _logprob(value: float | None) -> float | None:
@@ -96,6 +121,10 @@ def _tops_equal(b: _Side, c: _Side, stop: int) -> bool:
     import numpy as np
 
     if stop == 0:
+        return True
+    if b.v.g.top_bytes_are_texts and c.v.g.top_bytes_are_texts and b.v.same_numbers(c.v, stop):
+        # the same lengths, ids, logprobs and bytes, none null or NaN (drift's shortcut asks
+        # the same of this prefix), and each side's bytes are its texts' UTF-8: the same texts
         return True
     if not np.array_equal(b.top_lengths[:stop], c.top_lengths[:stop]):
         return False

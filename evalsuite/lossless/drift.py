@@ -252,8 +252,7 @@ def position_drift(tb: Any, tc: Any, prefix: int, views: tuple[Any, Any] | None 
 
     if tb is None or tc is None or prefix <= 0:
         return None
-    if views is not None and views[0].numbers_plain(prefix) and views[1].numbers_plain(prefix) \
-            and views[0].numbers_equal(views[1], prefix):
+    if views is not None and views[0].same_numbers(views[1], prefix):
         n = views[0].measured(prefix)      # the shortcut below, read from the arrays
         return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32), zero=True)
     tb, tc = tb.slice(0, prefix).combine_chunks(), tc.slice(0, prefix).combine_chunks()
@@ -345,17 +344,21 @@ def same_numbers(measured: int) -> PositionDrift:
 
 
 def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
-               same_tokens: bool = False, views: tuple[Any, Any] | None = None
-               ) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
+               same_tokens: bool = False, views: tuple[Any, Any] | None = None,
+               apart_at: int | None = None) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
     """One item's drift: (its summary, the per-position values, tokens walked in common, whether
     the walk ended at a divergence). The common prefix ends at the verdict's divergence when
     there is one, else where the two token streams part (an identical text tokenised apart, or
     entries a stream skipped) or at the shorter end. `same_tokens`: the caller already knows the
     two streams are the same tokens (identical_by_columns). `views`: the tables' numpy arrays
-    (store.token_arrays), when the caller has them."""
+    (store.token_arrays), when the caller has them. `apart_at`: the first position where the two
+    streams' ids differ, when the caller has found it (common_prefix's answer)."""
     if tb is None or tc is None:
         return None, None, 0, False
-    prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc, views)
+    if apart_at is not None:
+        prefix = apart_at
+    else:
+        prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc, views)
     diverged = verdict not in ("identical", "cut_prefix") and token_index is not None
     if diverged:
         prefix = min(prefix, token_index)

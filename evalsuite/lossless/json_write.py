@@ -71,9 +71,26 @@ def _items_text(chunk: list[Any], prepare: Callable[[Any], Any] | None) -> str:
         text = json.dumps(chunk, ensure_ascii=False, indent=1, allow_nan=False)
         return " " + text[2:-2].replace("\n", "\n ")
     body = _reindent(encoded[2:-2])    # without "[\n" and "\n]"
-    if _ORJSON_MARK.search(body):
-        body = _ORJSON_ONLY.sub(lambda m: m.group(1) + repr(float(m.group(2))).encode(), body)
-    return body.decode("utf-8")
+    return _python_floats(body).decode("utf-8")
+
+
+def _python_floats(body: bytes) -> bytes:
+    """_ORJSON_ONLY's rewriting, on the lines holding a mark (_ORJSON_MARK) only: the full
+    pattern over a whole chunk took ~35 ms a 1 MB chunk, the marks' one pass ~6 ms. No match
+    spans lines (a line's start stands for the `\\n *` a match may begin with: that newline is
+    outside the line, kept as it is)."""
+    out, done = [], 0
+    for mark in _ORJSON_MARK.finditer(body):
+        if mark.start() < done:
+            continue                    # a line already rewritten
+        start = body.rfind(b"\n", 0, mark.start()) + 1
+        end = body.find(b"\n", mark.end())
+        end = len(body) if end < 0 else end
+        out.append(body[done:start])
+        out.append(_ORJSON_ONLY.sub(lambda m: m.group(1) + repr(float(m.group(2))).encode(), body[start:end]))
+        done = end
+    out.append(body[done:])
+    return b"".join(out)
 
 
 def _reindent(body: bytes) -> bytes:

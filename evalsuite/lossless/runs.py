@@ -231,8 +231,6 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
                 top_k: int | None) -> tuple[list[ItemDiff], dict[str, list[int]], Any]:
     """Each common item's verdict, reading token streams one item at a time (flat memory), and
     each side's [tokens, not-top-1 tokens]."""
-    from dataclasses import replace
-
     from ..store import TOKEN_FIELD
     from .drift import DriftAccumulator, item_drift, same_numbers, summarised, table_of
 
@@ -248,7 +246,7 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
         if item is not None:
             n = digests[0][3]
             summary, values, walked, diverged = summarised(b.get(TOKEN_FIELD), same_numbers(n), False)
-            item = replace(item, drift=summary)
+            item = _with_drift(item, summary)
             drift.add(values, walked, diverged)
             items.append(item)
             for side, count in (("baseline", item.baseline_not_top1), ("candidate", item.candidate_not_top1)):
@@ -263,20 +261,22 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
             tables = tuple(None if v is None else v.table for v in pair)
             views = pair if None not in pair else None
             fast = identical_by_columns(b, c, *tables, views=views)
-            item = fast or diverged_by_columns(b, c, *tables, tau, top_k, views=views) or \
-                diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
+            apart = None if fast is not None else diverged_by_columns(b, c, *tables, tau, top_k, views=views)
+            item = fast or apart or diff_item(b, c, tau, top_k, tables=tables, drafted=drafted)
+            # diverged_by_columns' token_index is where the ids first differ: the common prefix
+            apart_at = None if apart is None else apart.token_index
             sizes = [0 if t is None else t.num_rows for t in tables]
         else:
             b, c = baseline.with_logprobs(b), candidate.with_logprobs(c)
             item = diff_item(b, c, tau, top_k, drafted=drafted)
             sizes = [len(r.get("logprobs") or ()) for r in (b, c)]
             tables = table_of(b.get("logprobs")), table_of(c.get("logprobs"))
-            fast = views = None
+            fast = views = apart_at = None
         if item.verdict != "undetermined" or item.token_index is not None:
             summary, values, walked, diverged = item_drift(*tables, item.verdict, item.token_index, fast is not None,
-                                                           views=views)
+                                                           views=views, apart_at=apart_at)
             if summary is not None:
-                item = replace(item, drift=summary)
+                item = _with_drift(item, summary)
                 drift.add(values, walked, diverged)
         items.append(item)
         streamed["baseline"][0] += sizes[0]
@@ -284,6 +284,16 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
         streamed["baseline"][1] += item.baseline_not_top1
         streamed["candidate"][1] += item.candidate_not_top1
     return items, streamed, drift.summary()
+
+
+def _with_drift(item: ItemDiff, summary: Any) -> ItemDiff:
+    """dataclasses.replace(item, drift=summary), ~4 us instead of ~17 (replace runs the whole
+    __init__ again; ItemDiff has no __post_init__ to run), once for every item of a diff."""
+    import copy
+
+    new = copy.copy(item)
+    object.__setattr__(new, "drift", summary)
+    return new
 
 
 def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffResult:

@@ -105,16 +105,29 @@ def _full_flags(lengths):
     return table[np.minimum(lengths, _FLAG_SLOTS)]
 
 
-def _decode_tokens(table, read_top_bytes=None):
-    """The stored form -> token_schema() columns, exactly as written. `read_top_bytes`: for a
-    table read without its top_bytes column, what reads that column (called only where some
-    alternative's bytes are not the UTF-8 of its text: the column is then needed)."""
+# Stored columns a diff's reader leaves out of its first read of a row group (_read_group):
+# top_bytes is null where every alternative's bytes are the UTF-8 of its text, and the chosen
+# token's own four fields are null where every chosen token is one of its alternatives
+# (chosen_rank >= 0): the common case, where reading them is ~3 of a group's ~20 ms of Parquet.
+_READ_WHEN_NEEDED = ("top_bytes", "token", "bytes", "id", "logprob")
+
+
+def _decode_tokens(table, read_stored=None):
+    """The stored form -> token_schema() columns, exactly as written. `read_stored`: for a table
+    read without some of its stored columns (_READ_WHEN_NEEDED), what reads one of them by name
+    (called only where its values are needed: some alternative's bytes not the UTF-8 of its
+    text, some chosen token not among its alternatives)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     cols = {name: table.column(name).chunk(0) if table.column(name).num_chunks == 1 else table.column(name).combine_chunks()
             for name in table.column_names}
+
+    def stored_column(name: str) -> Any:
+        if name not in cols:
+            cols[name] = read_stored(name)
+        return cols[name]
     flags = cols["bytes_flags"].to_numpy(zero_copy_only=False).astype(np.int64)
     rank = cols["chosen_rank"].to_numpy(zero_copy_only=False).astype(np.int64)
     top = {k: cols[f"top_{k}"].flatten() for k in ("token", "id", "logprob")}
@@ -124,11 +137,11 @@ def _decode_tokens(table, read_top_bytes=None):
     # The common case: every alternative's bytes are the UTF-8 of its text (all its flag bits
     # set), so the column is the texts' own buffers; else the flags are read slot by slot.
     full = _full_flags(lengths)
-    if lengths.size and lengths.max() <= _FLAG_SLOTS and np.array_equal(flags & full, full):
+    bytes_are_texts = bool(lengths.size and lengths.max() <= _FLAG_SLOTS and np.array_equal(flags & full, full))
+    if bytes_are_texts:
         top_bytes = pc.cast(top["token"], pa.binary())
     else:
-        stored = cols["top_bytes"] if "top_bytes" in cols else read_top_bytes()
-        top["bytes"] = stored.flatten()
+        top["bytes"] = stored_column("top_bytes").flatten()
         _, parent, slot = _list_layout(cols["top_token"])
         top_flag = (np.right_shift(flags[parent], 2 * (np.minimum(slot, _FLAG_SLOTS - 1) + 1)) & 1).astype(bool) & (slot < _FLAG_SLOTS)
         top_bytes = pc.if_else(pa.array(top_flag), pc.cast(top["token"], pa.binary()), top["bytes"])
@@ -139,9 +152,13 @@ def _decode_tokens(table, read_top_bytes=None):
     mask = pa.array(derived)
     for k, values in (("token", top["token"]), ("bytes", top_bytes), ("id", top["id"]), ("logprob", top["logprob"])):
         if not len(values):
-            out[k] = cols[k]
+            out[k] = stored_column(k)
+        elif k == "bytes" and every and bytes_are_texts:
+            # every chosen token is an alternative whose bytes are its text's UTF-8: the chosen
+            # texts' own buffers (no second copy of the strings)
+            out[k] = pc.cast(out["token"], pa.binary())
         else:   # every row derived: the chosen token is always one of its alternatives (greedy runs)
-            out[k] = pc.take(values, at) if every else pc.if_else(mask, pc.take(values, at), cols[k])
+            out[k] = pc.take(values, at) if every else pc.if_else(mask, pc.take(values, at), stored_column(k))
     utf8 = ~derived & (flags & 1).astype(bool)
     if utf8.any():
         out["bytes"] = pc.if_else(pa.array(utf8), pc.cast(out["token"], pa.binary()), out["bytes"])
@@ -278,15 +295,18 @@ def text_digest(text: str) -> str:
 
 
 class _Group:
-    """One decoded row group of tokens.parquet, and its numpy arrays once asked for."""
+    """One decoded row group of tokens.parquet, and its numpy arrays once asked for.
+    `part_codes`: its part column as read, dictionary-encoded (TokenArrays reads the codes)."""
 
-    def __init__(self, table: Any):
+    def __init__(self, table: Any, part_codes: Any = None):
         self.table = table
+        self._part_codes = part_codes
         self._arrays: TokenArrays | None = None
 
     def arrays(self) -> TokenArrays:
         if self._arrays is None:
-            self._arrays = TokenArrays(self.table)
+            self._arrays = TokenArrays(self.table, self._part_codes)
+            self._part_codes = None
         return self._arrays
 
 
@@ -311,7 +331,9 @@ class TokenStreams:
             import pyarrow.parquet as pq
 
             try:
-                self._parquet = pq.ParquetFile(parquet)
+                # part (a couple of values) read as a dictionary: ~1.5 ms a row group less to
+                # decode, and the codes the text layout needs (decoded back to strings in the table)
+                self._parquet = pq.ParquetFile(parquet, read_dictionary=["part"])
                 meta = self._parquet.metadata.metadata or {}
                 self._pq_index = {k: tuple(v) for k, v in json.loads(meta[b"evalsuite.items"]).items()}
                 self._digests = json.loads(meta[DIGESTS.encode()]) if DIGESTS.encode() in meta else {}
@@ -390,18 +412,22 @@ class TokenStreams:
         return decoded
 
     def _read_group(self, group: int, with_arrays: bool) -> "_Group":
-        # top_bytes is read only where some alternative's bytes are not the UTF-8 of its text (its
-        # stored values are then not all null): ~2 of a group's ~25 ms of reading otherwise
-        columns = [name for name in self._parquet.schema_arrow.names if name not in ("item", "top_bytes")]
+        import pyarrow as pa
+
+        # the columns that are all null in the common case are read only where needed
+        columns = [name for name in self._parquet.schema_arrow.names if name != "item" and name not in _READ_WHEN_NEEDED]
         # read ahead, each run's reader is a thread of its own: no pool of column threads on top
         threads = not with_arrays
 
-        def read_top_bytes() -> Any:
-            return self._parquet.read_row_group(group, columns=["top_bytes"], use_threads=threads).column(0).combine_chunks()
-        decoded = _Group(_decode_tokens(self._parquet.read_row_group(group, columns=columns, use_threads=threads),
-                                        read_top_bytes))
+        def read_stored(name: str) -> Any:
+            return self._parquet.read_row_group(group, columns=[name], use_threads=threads).column(0).combine_chunks()
+        stored = self._parquet.read_row_group(group, columns=columns, use_threads=threads)
+        part = stored.column("part")
+        part = part.chunk(0) if part.num_chunks == 1 and pa.types.is_dictionary(part.type) else None
+        decoded = _Group(_decode_tokens(stored, read_stored), part)
         if with_arrays:
             arrays = decoded.arrays()
+            arrays.count_ahead()
             if self._text_ahead:
                 arrays.text_layout()
         return decoded
