@@ -20,8 +20,10 @@ from .tokens import TokenColumns, _entries, token_schema
 # one of its own top-K alternatives (`chosen_rank`: its index there, -1 when it is not), and a
 # token's bytes are nearly always the UTF-8 of its text (`bytes_flags`, two bits per slot, slot 0
 # the chosen token and slot j+1 top[j]: 1 = "the UTF-8 of the text", stored as null). Both columns
-# are constant over long runs, so they cost almost nothing; floats are byte-stream-split before
-# zstd. Decoding gives back exactly what was stored (docs/records.md).
+# are constant over long runs, so they cost almost nothing; the chosen logprob is byte-stream-split
+# before zstd (the top_* lists are not: the writer's options below name the list columns, and
+# pyarrow applies them to leaf paths only; a known gap, docs/performance.md). Decoding gives back
+# exactly what was stored (docs/records.md).
 _FLAG_SLOTS = 31
 
 
