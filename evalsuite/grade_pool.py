@@ -4,8 +4,9 @@ finished comes back to the loop in batches.
 `asyncio.to_thread` per answer cost ~30 us of the loop's CPU each (a task, a future, an executor
 work item, one cross-thread wake-up per answer); a sampled run grades N x items answers. Here
 the loop only puts a job on a queue; the thread it wakes waits BATCH_WAIT_S for the answers
-behind it, grades every queued one, and wakes the loop once for the batch (every BATCH_WAIT_S
-in a long one): a wake-up, not the grade, is what a fast answer costs most.
+behind it (less once `batch_max` wait), grades every queued one, and wakes the loop once for
+the batch (every BATCH_WAIT_S in a long one): a wake-up, not the grade, is what a fast answer
+costs most.
 One warm thread while grades are fast (under the GIL more threads grade no faster, and taking
 turns they cost CPU and context switches); another starts only while every thread has been on
 its current grade for SPARE_AFTER_S, up to as many as asyncio's default executor would have, so
@@ -38,8 +39,12 @@ class GradePool:
     finish after `close()` are dropped (their items are asked again on resume)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_done: Callable[[Any, Any, BaseException | None], None],
-                 threads: int | None = None):
+                 threads: int | None = None, batch_max: int = 16):
         self._loop = loop
+        # a batch is graded as soon as this many answers wait, without waiting out BATCH_WAIT_S:
+        # the runner holds at most 2x its request slots ungraded, and a full hold stalls requests
+        self._batch_max = max(1, batch_max)
+        self._batch_full = threading.Event()
         self._on_done = on_done
         self._n_threads = threads or default_threads()
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -58,6 +63,8 @@ class GradePool:
     def submit(self, job: Any, func: Callable[..., Any], *args: Any) -> None:
         self.outstanding += 1
         self._jobs.put((job, contextvars.copy_context(), func, args))
+        if self._jobs.qsize() + 1 >= self._batch_max and not self._batch_full.is_set():   # + the one that woke a thread
+            self._batch_full.set()
         # Each job claims an idle thread, else waits for the busy one(s) to take it; another
         # thread starts only while every thread has been on its current job for SPARE_AFTER_S (a
         # grade holding its thread: sympy in its sandbox). While grades are fast one warm thread
@@ -105,7 +112,9 @@ class GradePool:
             # thread costs more CPU than a fast grade (on a 2-core VM ~50-400 us of CPU each way):
             # one thread wake and one loop wake per answer cost a run at 200 ms latency ~2.5x the
             # bare client's CPU, a grade every 6 ms ~0.35 CPU s per 1,000 answers (~0.08 batched).
-            time.sleep(BATCH_WAIT_S)
+            if self._jobs.qsize() + 1 < self._batch_max:
+                self._batch_full.wait(BATCH_WAIT_S)
+            self._batch_full.clear()   # a hint only: everything queued is graded below anyway
             oldest = None   # when the oldest result the loop has not been woken for was ready
             while task is not None:
                 self._grade(n, task)

@@ -138,7 +138,7 @@ class Scheduler:
         # past it the workers wait (back-pressure) instead of piling responses up in memory.
         self.grading = asyncio.Semaphore(2 * slots)
         # worker threads; finished grades come back to the loop in batches (evalsuite/grade_pool.py)
-        self.pool = GradePool(asyncio.get_running_loop(), self.graded)
+        self.pool = GradePool(asyncio.get_running_loop(), self.graded, batch_max=slots)
         self.pending_probes: set[asyncio.Task] = set()
         workers = [asyncio.create_task(self.worker(queue, self.endpoints[n % len(self.endpoints)]))
                    for n in range(slots)]

@@ -132,3 +132,26 @@ def test_a_long_batch_hands_back_as_it_goes():
     # the first results are on the loop long before the last grade is done
     assert back_at[0] - t0 < back_at[-1] - t0 - 0.15, (back_at[0] - t0, back_at[-1] - t0)
     assert grade_pool.BATCH_WAIT_S < 0.1
+
+
+def test_a_full_batch_is_graded_without_waiting_out_the_batch_window(monkeypatch):
+    """The runner holds at most 2x its request slots ungraded: once `batch_max` answers wait, the
+    batch starts at once (a fast server would otherwise stall on the hold for the window)."""
+    from evalsuite import grade_pool
+
+    monkeypatch.setattr(grade_pool, "BATCH_WAIT_S", 5.0)
+    done = []
+
+    async def main():
+        pool = GradePool(asyncio.get_running_loop(), lambda job, result, error: done.append(result), threads=1,
+                         batch_max=4)
+        pool.submit(0, pow, 0, 2)
+        await asyncio.sleep(0.05)          # the thread has woken for the first and waits for more
+        for x in range(1, 4):              # the fourth queued fills the batch
+            pool.submit(x, pow, x, 2)
+        left = await pool.wait(2.0)        # well inside the 5 s window
+        pool.close()
+        return left
+
+    assert asyncio.run(main()) == 0
+    assert sorted(done) == [0, 1, 4, 9]

@@ -326,8 +326,6 @@ class ItemArrays:
     def numbers_equal(self, other: "ItemArrays", stop: int) -> bool:
         """Rows [0, stop) carry the same logprob, top_id, top_logprob and top_bytes on both
         sides (numbers_plain() on both): Arrow's equals() of those columns."""
-        import numpy as np
-
         a, b = self, other
         (la, ha), (lb, hb) = a._flat(stop), b._flat(stop)
         if not (_equal(a.g.top_len[a.start:a._stop(stop)], b.g.top_len[b.start:b._stop(stop)])
