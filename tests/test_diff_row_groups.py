@@ -395,3 +395,63 @@ def test_with_drift_is_dataclasses_replace():
     for drift in (None, "summary", 3.5):
         got = _with_drift(item, drift)
         assert got == replace(item, drift=drift) and got is not item and item.drift is None
+
+
+def _plain_lists_copy(run, path):
+    """The run with tokens.parquet rewritten as files before 2026-12-02 stored it: the writer's
+    options named the list columns, so pyarrow stored the alternatives' lists plain."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    shutil.copytree(run, path)
+    stored = pq.ParquetFile(run / TOKENS)
+    meta = {k.decode(): v.decode() for k, v in stored.metadata.metadata.items() if k.startswith(b"evalsuite")}
+    writer = pq.ParquetWriter(path / TOKENS, stored.schema_arrow, compression="zstd", write_statistics=False,
+                              use_dictionary=["item", "token", "bytes", "part", "top_token", "top_bytes", "id", "top_id"],
+                              use_byte_stream_split=["logprob", "top_logprob"])
+    for g in range(stored.metadata.num_row_groups):
+        group = stored.read_row_group(g)
+        writer.write_table(group, row_group_size=group.num_rows + 1)
+    writer.add_key_value_metadata(meta)
+    writer.close()
+    return path
+
+
+def test_alternatives_are_dictionary_encoded_and_plain_lists_of_older_files_read_the_same(tmp_path):
+    """tokens.parquet dictionary-encodes the alternatives' texts, bytes and ids and
+    byte-stream-splits their logprobs (the leaf paths: options naming the list column leave it
+    plain); the reader reads top_token as a dictionary only where it is stored as one, and an
+    older file with plain lists gives the same tables and the same diff."""
+    import pyarrow.parquet as pq
+
+    from evalsuite.store.token_files import TokenStreams, _dictionary_leaves
+
+    items = planted()
+    b, c = inline_run(tmp_path / "b", items, 0), inline_run(tmp_path / "c", items, 1)
+    pb, pc_ = parquet_copy(b, tmp_path / "pb", 120), parquet_copy(c, tmp_path / "pc", 120)
+    old_b, old_c = _plain_lists_copy(pb, tmp_path / "ob"), _plain_lists_copy(pc_, tmp_path / "oc")
+
+    def encodings(run):
+        group = pq.ParquetFile(run / TOKENS).metadata.row_group(0)
+        return {group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)}
+    new, old = encodings(pb), encodings(old_b)
+    for leaf in ("top_token.list.element", "top_bytes.list.element", "top_id.list.element"):
+        assert "RLE_DICTIONARY" in new[leaf] and "RLE_DICTIONARY" not in old[leaf], leaf
+    assert "BYTE_STREAM_SPLIT" in new["top_logprob.list.element"]
+    assert "BYTE_STREAM_SPLIT" not in old["top_logprob.list.element"]
+    assert _dictionary_leaves(pq.ParquetFile(pb / TOKENS)) == ["top_token.list.element"]
+    assert _dictionary_leaves(pq.ParquetFile(old_b / TOKENS)) == []
+
+    fresh, older = TokenStreams(pb, {}), TokenStreams(old_b, {})
+    assert fresh._pq_index == older._pq_index
+    for g in range(pq.ParquetFile(pb / TOKENS).metadata.num_row_groups):
+        x, y = fresh._read_group(g, False).table, older._read_group(g, False).table
+        assert x.schema == y.schema         # value for value (repr: a NaN alternative as itself)
+        assert all(repr(u.to_pylist()) == repr(v.to_pylist()) for u, v in zip(x.columns, y.columns))
+        # the alternatives' bytes are still the texts' own buffers (the diff's fast comparisons)
+        assert fresh._read_group(g, True).arrays().top_bytes_are_texts == older._read_group(g, True).arrays().top_bytes_are_texts
+    assert any(fresh._read_group(g, True).arrays().top_bytes_are_texts for g in range(g + 1))
+    new_diff, old_diff = (diff_runs(load_run(x), load_run(y)).to_dict() for x, y in ((pb, pc_), (old_b, old_c)))
+    for key in ("counts", "drift", "items"):
+        assert json.dumps(new_diff[key]) == json.dumps(old_diff[key]), key
