@@ -455,3 +455,41 @@ def test_alternatives_are_dictionary_encoded_and_plain_lists_of_older_files_read
     new_diff, old_diff = (diff_runs(load_run(x), load_run(y)).to_dict() for x, y in ((pb, pc_), (old_b, old_c)))
     for key in ("counts", "drift", "items"):
         assert json.dumps(new_diff[key]) == json.dumps(old_diff[key]), key
+
+
+def test_the_cyclic_collector_is_off_for_the_whole_diff_command_and_put_back(tmp_path, monkeypatch):
+    """`evalsuite diff` loads the runs, walks them and writes the JSON with the cyclic
+    collector off (millions of objects without cycles: each full collection rescanned them),
+    and puts it back as it was, also when the command fails."""
+    import gc
+
+    from evalsuite.lossless import command, json_write
+
+    items = planted()
+    pb = parquet_copy(inline_run(tmp_path / "b", items, 0), tmp_path / "pb", 90)
+    pc_ = parquet_copy(inline_run(tmp_path / "c", items, 1), tmp_path / "pc", 90)
+    seen = []
+    load, dump = command.load_diff_run, json_write.dump_indent1
+
+    def loading(path):
+        seen.append(("load", gc.isenabled()))
+        return load(path)
+
+    def dumping(*args, **kwargs):
+        seen.append(("json", gc.isenabled()))
+        return dump(*args, **kwargs)
+    monkeypatch.setattr(command, "load_diff_run", loading)
+    monkeypatch.setattr(json_write, "dump_indent1", dumping)
+    assert gc.isenabled()
+    code = command.diff_main(pb, pc_, json_path=tmp_path / "d.json", echo=lambda line: None)
+    assert code == 0 and (tmp_path / "d.json").exists()
+    assert seen == [("load", False), ("load", False), ("json", False)]
+    assert gc.isenabled()
+    assert command.diff_main(pb, tmp_path / "nowhere", echo=lambda line: None) == 2
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        command.diff_main(pb, pc_, echo=lambda line: None)
+        assert not gc.isenabled()        # off before: left off
+    finally:
+        gc.enable()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .runs import _finite, diff_runs, exit_code, format_diff, load_diff_run, tau_for
+from .runs import _finite, cyclic_gc_paused, diff_runs, exit_code, format_diff, load_diff_run, tau_for
 from .tokens import DiffRefused
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -113,6 +113,16 @@ def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precis
               rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None,
               aa: Any = None, teacher_endpoint: str | None = None, teacher_items: int = 20) -> int:
     """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
+    with cyclic_gc_paused():
+        return _diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_path,
+                          html_path=html_path, fail_on=fail_on, rescore_endpoint=rescore_endpoint, echo=echo,
+                          api_key_env=api_key_env, aa=aa, teacher_endpoint=teacher_endpoint,
+                          teacher_items=teacher_items)
+
+
+def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: str | None, json_path: Any,
+               html_path: Any, fail_on: str | None, rescore_endpoint: str | None, echo, api_key_env: str | None,
+               aa: Any, teacher_endpoint: str | None, teacher_items: int) -> int:
     import sys
     from pathlib import Path
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import math
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -151,6 +152,22 @@ def _side(run: Any, records: Iterable[dict[str, Any]], tokens: int, not_top1: in
                    fingerprint=(run.manifest.get("dataset") or {}).get("fingerprint"),
                    tokens=tokens, not_top1=not_top1, speculation=manifest_summary(run.manifest),
                    stream=stream_mode(run.manifest))
+
+
+@contextmanager
+def cyclic_gc_paused():
+    """The cyclic garbage collector off for a whole diff command (loading the runs, the walk,
+    the JSON), back as it was after. A diff builds millions of objects that form no cycles (the
+    records as parsed, the verdicts, their dicts), and each full collection rescans all that are
+    alive: on two 11,582-item runs, ~0.2 s of loading and ~0.6 s of building the JSON's dicts
+    were the collector's."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def load_diff_run(path: Any) -> Any:
