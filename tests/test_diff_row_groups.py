@@ -493,3 +493,13 @@ def test_the_cyclic_collector_is_off_for_the_whole_diff_command_and_put_back(tmp
         assert not gc.isenabled()        # off before: left off
     finally:
         gc.enable()
+
+
+def test_diff_runs_alone_walks_without_the_cyclic_collector(tmp_path, monkeypatch):
+    """diff_runs called by itself (the Python API, the A/A noise floor) pauses the collector
+    for its walk too, and puts it back."""
+    import gc
+
+    seen = _seen_while_decoding(tmp_path, monkeypatch, gc.isenabled)
+    assert seen and not any(seen)
+    assert gc.isenabled()

@@ -303,6 +303,34 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
     return items, streamed, drift.summary()
 
 
+def _walk(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, common: Sequence[str], tau: float,
+          top_k: int | None) -> tuple[list[ItemDiff], dict[str, list[int]], Any]:
+    """_diff_items with each side's next row group read ahead, a short GIL switch interval and
+    the diff's memory pool, all put back after."""
+    # The read-ahead threads run Python between their Parquet reads; each Arrow call of the walk
+    # releases the GIL and then waits up to the switch interval (5 ms) to get it back.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch, _SWITCH_S))
+    pool = _diff_memory_pool()
+    streams = [getattr(run, "tokens", None) for run in (baseline, candidate)]
+    try:
+        for s, text in zip(streams, (True, False)):
+            if s is not None and hasattr(s, "read_ahead"):
+                # items are walked in file order: the next row group is read meanwhile (with the
+                # baseline's text layout, which a divergent item's character offset reads)
+                s.read_ahead(text_layout=text)
+        return _diff_items(baseline, candidate, b_by_id, c_by_id, common, tau, top_k)
+    finally:
+        for s in streams:
+            if s is not None and hasattr(s, "close"):
+                s.close()
+        sys.setswitchinterval(switch)
+        if pool is not None:
+            import pyarrow as pa
+
+            pa.set_memory_pool(pool)
+
+
 def _with_drift(item: ItemDiff, summary: Any) -> ItemDiff:
     """dataclasses.replace(item, drift=summary), ~4 us instead of ~17 (replace runs the whole
     __init__ again; ItemDiff has no __post_init__ to run), once for every item of a diff."""
@@ -330,32 +358,8 @@ def diff_runs(baseline: Any, candidate: Any, tau: float = DEFAULT_TAU) -> DiffRe
     top_k = k if isinstance(k, int) and k > 0 else None
     # Millions of short-lived token tuples, no reference cycles: the cyclic collector would only
     # rescan the growing heap again and again (it took ~40 % of a long diff's time).
-    collecting = gc.isenabled()
-    gc.disable()
-    # The read-ahead threads run Python between their Parquet reads; each Arrow call of the walk
-    # releases the GIL and then waits up to the switch interval (5 ms) to get it back.
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(min(switch, _SWITCH_S))
-    pool = _diff_memory_pool()
-    streams = [getattr(run, "tokens", None) for run in (baseline, candidate)]
-    for s, text in zip(streams, (True, False)):
-        if s is not None and hasattr(s, "read_ahead"):
-            # items are walked in file order: the next row group is read meanwhile (with the
-            # baseline's text layout, which a divergent item's character offset reads)
-            s.read_ahead(text_layout=text)
-    try:
-        items, streamed, drift = _diff_items(baseline, candidate, b_by_id, c_by_id, common, tau, top_k)
-    finally:
-        for s in streams:
-            if s is not None and hasattr(s, "close"):
-                s.close()
-        if collecting:
-            gc.enable()
-        sys.setswitchinterval(switch)
-        if pool is not None:
-            import pyarrow as pa
-
-            pa.set_memory_pool(pool)
+    with cyclic_gc_paused():
+        items, streamed, drift = _walk(baseline, candidate, b_by_id, c_by_id, common, tau, top_k)
     sides = (_side(baseline, (b_by_id[i] for i in common), *streamed["baseline"]),
              _side(candidate, (c_by_id[i] for i in common), *streamed["candidate"]))
     notes += [w for w in (sides[0].greedy_warning("baseline"), sides[1].greedy_warning("candidate")) if w]
