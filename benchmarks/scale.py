@@ -206,7 +206,22 @@ def measure_commands(a: Path, b: Path, out: Path, only: list[str] | None, timeou
 
 # ----------------------------------------------------------------------------- the client
 
-def measure_client(items: int, tokens: int, data_dir: Path, concurrency: int) -> dict:
+def measure_client(items: int, tokens: int, data_dir: Path, concurrency: int, runs: int = 1) -> dict:
+    """`runs` times each, alternating: evalsuite's run, then the bare floor on the same stub.
+    The median run (by CPU) is reported, with each run's pair."""
+    from statistics import median
+
+    pairs = []
+    for _ in range(runs):
+        ours = _measure_client_once(items, tokens, data_dir, concurrency)
+        pairs.append((ours, ours.pop("bare")))
+    ours, bare = sorted(pairs, key=lambda p: p[0]["cpu_s"])[(len(pairs) - 1) // 2]
+    ratios = [o["us_per_token"] / b["us_per_token"] for o, b in pairs]
+    return dict(ours, bare=bare, x_bare=round(median(ratios), 2),
+                runs=[{"us_per_token": o["us_per_token"], "bare_us_per_token": b["us_per_token"]} for o, b in pairs])
+
+
+def _measure_client_once(items: int, tokens: int, data_dir: Path, concurrency: int) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="evalsuite-scale-client-"))
     run_dir = tmp / "run"
     server = StubServer(0.0, "letter", tokens=tokens, top=5)
@@ -236,6 +251,7 @@ def measure_client(items: int, tokens: int, data_dir: Path, concurrency: int) ->
         if rc not in (0, 1):
             raise SystemExit(f"evalsuite run failed (rc {rc}):\n{(tmp / 'stderr.txt').read_text()[-3000:]}")
         size = sum(p.stat().st_size for p in run_dir.iterdir())
+        bare = measure_bare_logprobs(server, items, tokens, concurrency)
     finally:
         server_cpu = server.stop()
     shutil.rmtree(tmp, ignore_errors=True)
@@ -251,7 +267,52 @@ def measure_client(items: int, tokens: int, data_dir: Path, concurrency: int) ->
             "us_per_token": round(1e6 * cpu / (items * tokens), 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
             "rss_10pct_mb": rss_at(0.1), "rss_90pct_mb": rss_at(0.9),
             "finish_s": None if finish_started is None else round(wall - finish_started, 2),
-            "run_folder_bytes_per_token": round(size / (items * tokens), 1), "stub_cpu_s": round(server_cpu, 2)}
+            "run_folder_bytes_per_token": round(size / (items * tokens), 1), "stub_cpu_s": round(server_cpu, 2),
+            "bare": bare}
+
+
+def bare_logprobs_main(url: str, items: int, concurrency: int, tokens: int) -> None:
+    """The floor under the client's per-token cost: aiohttp, the same streamed requests with
+    top-5 logprobs, each event parsed with orjson (the client's parser) and its text and logprob
+    entries kept until the answer ends; nothing graded, nothing written."""
+    import asyncio
+
+    import aiohttp
+    import orjson
+
+    async def main() -> int:
+        semaphore = asyncio.Semaphore(concurrency)
+        kept = 0
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+            async def one(n: int) -> None:
+                nonlocal kept
+                payload = {"model": "stub", "messages": [{"role": "user", "content": f"question {n}"}],
+                           "max_tokens": tokens + 100, "temperature": 0.0, "logprobs": True, "top_logprobs": 5,
+                           "stream": True, "stream_options": {"include_usage": True}}
+                async with semaphore:
+                    async with session.post(f"{url}/chat/completions", json=payload) as response:
+                        parts, entries = [], []
+                        async for line in response.content:
+                            if line.startswith(b"data: ") and not line.startswith(b"data: [DONE]"):
+                                event = orjson.loads(line[6:])
+                                for choice in event.get("choices") or ():
+                                    delta = choice.get("delta") or {}
+                                    parts.append(delta.get("content") or delta.get("reasoning_content") or "")
+                                    entries.extend((choice.get("logprobs") or {}).get("content") or ())
+                        kept += len(entries)
+
+            await asyncio.gather(*(one(n) for n in range(items)))
+        return kept
+
+    print(asyncio.run(main()))
+
+
+def measure_bare_logprobs(server, items: int, tokens: int, concurrency: int) -> dict:
+    result = measure([sys.executable, __file__, "bare-logprobs", server.url, str(items), str(concurrency), str(tokens)])
+    if result["rc"] != 0:
+        raise SystemExit(f"the bare client failed:\n{result['stderr']}")
+    kept = int(result["stdout"].split()[-1])
+    return {"cpu_s": round(result["cpu_s"], 2), "tokens": kept, "us_per_token": round(1e6 * result["cpu_s"] / kept, 2)}
 
 
 # ----------------------------------------------------------------------------- report
@@ -302,12 +363,16 @@ def print_report(report: dict, target_items: int) -> None:
         c = report["client"]
         print(f"\nclient, `evalsuite run cmmlu --logprobs 5`, {c['items']} items x {c['tokens_per_item']} tokens: "
               f"{c['cpu_s']} CPU s = {c['us_per_token']} us/token (target <= {TARGET_CLIENT_US_PER_TOKEN}); "
+              f"the bare aiohttp + orjson floor {c['bare']['us_per_token']} us/token on the same stub, "
+              f"evalsuite {c['x_bare']}x it (median of {len(c['runs'])}); "
               f"RSS {c['rss_10pct_mb']} MB at 10%, {c['rss_90pct_mb']} MB at 90%, peak {c['peak_rss_mb']} MB "
               f"(target <= {TARGET_CLIENT_RSS_MB}); end-of-run {c['finish_s']} s; folder {c['run_folder_bytes_per_token']} B/token")
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bare-logprobs"]:
+        return bare_logprobs_main(argv[1], int(argv[2]), int(argv[3]), int(argv[4]))
     if argv[:1] == ["build"]:
         path, n, tokens, every = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
         info = build_run(Path(path), n, tokens, every or None)
@@ -315,12 +380,14 @@ def main(argv: list[str] | None = None) -> None:
               file=sys.stderr, flush=True)
         return
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1000, 2000])
+    p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",") if x], default=[1000, 2000],
+                   help="comma-separated item counts; \"\" for none (--client-items alone)")
     p.add_argument("--tokens", type=int, default=1000, help="generated tokens per item")
     p.add_argument("--target", type=int, default=11582, help="extrapolate to this many items")
     p.add_argument("--only", type=lambda s: s.split(","), default=None, help="comma-separated command names")
     p.add_argument("--client-items", type=int, default=0, help="also measure `evalsuite run --logprobs 5` on this many items")
     p.add_argument("--client-concurrency", type=int, default=32)
+    p.add_argument("--client-runs", type=int, default=1, help="client runs (each beside the bare floor), median reported")
     p.add_argument("--timeout", type=float, default=900, help="per command, seconds")
     p.add_argument("--data-dir", default=str(default_data_dir()))
     p.add_argument("--workdir", type=Path, default=None, help="keep the run folders here (reused when present)")
@@ -353,7 +420,8 @@ def main(argv: list[str] | None = None) -> None:
             report["sizes"][str(n)] = {"storage": storage, "commands": measure_commands(a, b, folder, args.only, args.timeout)}
         if args.client_items:
             print(f"client: {args.client_items} items", file=sys.stderr, flush=True)
-            report["client"] = measure_client(args.client_items, args.tokens, Path(args.data_dir), args.client_concurrency)
+            report["client"] = measure_client(args.client_items, args.tokens, Path(args.data_dir), args.client_concurrency,
+                                              args.client_runs)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -14,38 +14,88 @@ NOT_TOP1_EPS = 1e-5
 class TokenColumns:
     """One response's generated tokens with their top-K alternatives, as the server sent them
     (chat-API logprob entries: token, bytes, id, logprob, top_logprobs) plus the part of the
-    text each belongs to. Collecting is one append per token (the client's hot path); every
-    BATCH tokens are converted to Arrow columns in one call, so a long response holds few
-    Python objects (which also keeps the garbage collector's scans short)."""
+    text each belongs to.
 
-    __slots__ = ("_raw", "_parts", "_batches", "_n")
+    Collecting takes each entry apart at once into flat lists, one per column (the client's
+    hot path): the parsed JSON objects are let go right after their event, so the next event
+    is parsed into the same, cache-warm memory. Keeping the entries and converting them in
+    batches cost about twice the CPU per token (the dicts of 32 interleaved streams spread
+    over memory; docs/performance.md). Every BATCH tokens the lists become Arrow columns, so a
+    long response holds few Python objects. A field of an unexpected type (bytes out of
+    0..255, a non-string token, a float or bool id, a bool logprob ...) is kept as null, the
+    rest of the entry as sent; a non-object alternative is dropped."""
+
+    __slots__ = ("_token", "_bytes", "_id", "_logprob", "_part", "_top_token", "_top_bytes", "_top_id",
+                 "_top_logprob", "_top_end", "_batches", "_n")
     BATCH = 256
 
     def __init__(self) -> None:
-        self._raw: list[dict[str, Any]] = []
-        self._parts: list[str] = []
         self._batches: list[Any] = []
         self._n = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._token: list[Any] = []
+        self._bytes: list[bytes | None] = []
+        self._id: list[Any] = []
+        self._logprob: list[Any] = []
+        self._part: list[str] = []
+        self._top_token: list[Any] = []
+        self._top_bytes: list[bytes | None] = []
+        self._top_id: list[Any] = []
+        self._top_logprob: list[Any] = []
+        self._top_end: list[int] = [0]   # list offsets: where each token's alternatives end
 
     def __len__(self) -> int:
         return self._n
 
     def extend(self, entries: Iterable[Any], part: str) -> None:
         """Chat-API entries, as received (non-objects are skipped)."""
+        token, raw, ids, lps, parts = self._token, self._bytes, self._id, self._logprob, self._part
+        top_token, top_bytes, top_id, top_lp, top_end = (self._top_token, self._top_bytes, self._top_id,
+                                                          self._top_logprob, self._top_end)
         for entry in entries:
-            if isinstance(entry, dict):
-                self._raw.append(entry)
-                self._parts.append(part)
-                self._n += 1
-        if len(self._raw) >= self.BATCH:
+            if not isinstance(entry, dict):
+                continue
+            get = entry.get
+            token.append(get("token"))
+            b = get("bytes")
+            if type(b) is list:   # the wire's form: a list of byte values (inline: the hot path)
+                try:
+                    b = bytes(b)
+                except (TypeError, ValueError):
+                    b = None
+            elif b is not None:
+                b = _as_bytes(b)
+            raw.append(b)
+            ids.append(get("id"))
+            lps.append(get("logprob"))
+            parts.append(part)
+            top = get("top_logprobs")
+            if type(top) is list:
+                for alt in top:
+                    if type(alt) is not dict and not isinstance(alt, dict):
+                        continue
+                    get = alt.get
+                    top_token.append(get("token"))
+                    b = get("bytes")
+                    if type(b) is list:
+                        try:
+                            b = bytes(b)
+                        except (TypeError, ValueError):
+                            b = None
+                    elif b is not None:
+                        b = _as_bytes(b)
+                    top_bytes.append(b)
+                    top_id.append(get("id"))
+                    top_lp.append(get("logprob"))
+            top_end.append(len(top_token))
+            self._n += 1
+        if len(token) >= self.BATCH:
             self._convert()
 
     def add(self, token: Any, raw: Any, token_id: Any, logprob: Any, part: str, top: Iterable[dict[str, Any]]) -> None:
-        self._raw.append({"token": token, "bytes": raw, "id": token_id, "logprob": logprob, "top_logprobs": list(top)})
-        self._parts.append(part)
-        self._n += 1
-        if len(self._raw) >= self.BATCH:
-            self._convert()
+        self.extend(({"token": token, "bytes": raw, "id": token_id, "logprob": logprob, "top_logprobs": list(top)},), part)
 
     @classmethod
     def from_entries(cls, entries: Iterable[dict[str, Any]]) -> "TokenColumns":
@@ -62,20 +112,21 @@ class TokenColumns:
         return _entries(*(batch.column(name).to_pylist() for name in token_schema().names))
 
     def _convert(self) -> None:
-        """The pending entries to one Arrow batch. Built by Arrow in one call; entries with
-        unexpected types (bytes out of 0..255, a non-string token ...) take a slower path that
-        keeps what is well-formed and nulls the rest."""
+        """The pending lists to one Arrow batch."""
         import pyarrow as pa
 
-        if not self._raw:
+        if not self._token:
             return
-        try:
-            batch = _columns_from_wire(pa.array(self._raw, type=_wire_type()), pa.array(self._parts, pa.string()))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
-            clean = [_clean_entry(e) for e in self._raw]
-            batch = _columns_from_wire(pa.array(clean, type=_wire_type()), pa.array(self._parts, pa.string()))
-        self._batches.append(batch)
-        self._raw, self._parts = [], []
+        offsets = pa.array(self._top_end, pa.int32())
+
+        def listed(values):
+            return pa.ListArray.from_arrays(offsets, values)
+
+        cols = [_texts(self._token), pa.array(self._bytes, pa.binary()), _ids(self._id), _logprobs(self._logprob),
+                pa.array(self._part, pa.string()), listed(_texts(self._top_token)), listed(pa.array(self._top_bytes, pa.binary())),
+                listed(_ids(self._top_id)), listed(_logprobs(self._top_logprob))]
+        self._batches.append(pa.RecordBatch.from_arrays(cols, schema=token_schema()))
+        self._reset()
 
     def to_arrow(self):
         """All tokens as one token_schema() record batch."""
@@ -89,60 +140,58 @@ class TokenColumns:
         return self._batches[0]
 
 
-_WIRE = None
+# A column of one field: Arrow converts it in one call where every value has the expected type
+# (checked first: Arrow itself would read 3.5 as the id 3 and True as the logprob 1.0); otherwise
+# each value is kept or nulled by itself.
+_NONE = type(None)
+_TEXT_TYPES = frozenset((str, _NONE))
+_NUMBER_TYPES = frozenset((float, int, _NONE))
 
 
-def _wire_type():
-    global _WIRE
-    if _WIRE is None:
-        import pyarrow as pa
-
-        alt = [("token", pa.string()), ("bytes", pa.list_(pa.uint8())), ("id", pa.int32()), ("logprob", pa.float64())]
-        _WIRE = pa.struct(alt + [("top_logprobs", pa.list_(pa.struct(alt)))])
-    return _WIRE
-
-
-def _to_binary(lists):
-    """list<uint8> -> binary, sharing the buffers."""
+def _texts(values: list[Any]):
     import pyarrow as pa
 
-    if lists.offset or lists.values.offset or lists.values.null_count:
-        return pa.array([None if v is None else bytes(v) for v in lists.to_pylist()], pa.binary())
-    return pa.Array.from_buffers(pa.binary(), len(lists), [lists.buffers()[0], lists.buffers()[1], lists.values.buffers()[1]],
-                                 null_count=lists.null_count)
+    if _TEXT_TYPES.issuperset(map(type, values)):
+        return pa.array(values, pa.string())
+    return pa.array([v if isinstance(v, str) else None for v in values], pa.string())
 
 
-def _columns_from_wire(entries, parts):
+def _ids(values: list[Any]):
     import pyarrow as pa
 
-    top = entries.field("top_logprobs")
-    if top.offset:
-        top = pa.concat_arrays([top])
-    offsets = top.offsets
-    alts = top.values if top.values is not None else pa.array([], _wire_type().field("top_logprobs").type.value_type)
-
-    def listed(values):
-        return pa.ListArray.from_arrays(offsets, values)
-
-    cols = [entries.field("token"), _to_binary(entries.field("bytes")), entries.field("id"),
-            entries.field("logprob").cast(pa.float32(), safe=False), parts,
-            listed(alts.field("token")), listed(_to_binary(alts.field("bytes"))), listed(alts.field("id")),
-            listed(alts.field("logprob").cast(pa.float32(), safe=False))]
-    return pa.RecordBatch.from_arrays(cols, schema=token_schema())
+    try:
+        # inferred: int64 only where every value is an int or None (a float makes it double, a
+        # bool beside an int raises); int32's range checked by the cast
+        inferred = pa.array(values)
+        if inferred.type == pa.int64() or inferred.type == pa.null():
+            return inferred.cast(pa.int32())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        pass
+    return pa.array([_clean_id(v) for v in values], pa.int32())
 
 
-def _clean_value(entry: dict[str, Any]) -> dict[str, Any]:
-    token, raw, token_id, lp = entry.get("token"), entry.get("bytes"), entry.get("id"), entry.get("logprob")
-    return {"token": token if isinstance(token, str) else None,
-            "bytes": list(b) if (b := _as_bytes(raw)) is not None else None,
-            "id": token_id if type(token_id) is int and -2**31 <= token_id < 2**31 else None,
-            "logprob": float(lp) if isinstance(lp, (int, float)) and not isinstance(lp, bool) else None}
+def _logprobs(values: list[Any]):
+    import pyarrow as pa
+
+    if _NUMBER_TYPES.issuperset(map(type, values)):
+        try:
+            return pa.array(values, pa.float32())   # a double rounded to the nearest float32
+        except (pa.ArrowInvalid, OverflowError):   # an int past 2**24 or int64: float() below
+            pass
+    return pa.array([_clean_float(v) for v in values], pa.float64()).cast(pa.float32(), safe=False)
 
 
-def _clean_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    top = entry.get("top_logprobs")
-    return dict(_clean_value(entry), top_logprobs=[_clean_value(t) for t in (top if isinstance(top, list) else ())
-                                                   if isinstance(t, dict)])
+def _clean_id(value: Any) -> int | None:
+    return value if type(value) is int and -2**31 <= value < 2**31 else None
+
+
+def _clean_float(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:   # an int too large for a float
+            return None
+    return None
 
 
 def _as_bytes(raw: Any) -> bytes | None:
