@@ -25,8 +25,8 @@ from .progress import Progress
 from .run_items import find_pack, jobs_of, load_items
 from .run_settings import RunSettings
 from .scheduler import Scheduler
-from .store import (MANIFEST, PARQUET, RECORDS, SUMMARY, TOKENS, RecordWriter, compact_records, compact_tokens,
-                    iter_record_lines, read_records, sample_key, write_json_atomic, write_parquet)
+from .store import (MANIFEST, PARQUET, RECORDS, SUMMARY, TOKENS, RecordWriter, WrittenLines, compact_records,
+                    compact_tokens, iter_record_lines, read_records, sample_key, write_json_atomic, write_parquet)
 from .store.record import BULKY_FIELDS, slim
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -99,13 +99,15 @@ def _warm_finish_imports() -> None:
         pass
 
 
-def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str) -> dict:
+def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], status: str,
+               written: WrittenLines | None = None) -> dict:
     """A finished run: compact records.jsonl and the token streams, write records.parquet and
     summary.json, and only then mark the manifest. Every file is written to a temporary file
     and renamed, so a crash anywhere in here leaves a folder that is still resumable (status
     not yet `finished`; a resume with nothing left to ask redoes this step), never a manifest
     that says finished beside a missing or half-written file. Streams the records: nothing
-    holds the whole file, and the summary reads them without their bulky text fields."""
+    holds the whole file, and the summary reads them without their bulky text fields.
+    `written`: the run's RecordWriter.written(), so compaction need not parse its lines."""
     from .analysis.summary import summarize
 
     manifest = dict(manifest, status=status, ended_at=now_iso())
@@ -115,7 +117,7 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
     from .analysis.loops import loop_of, loops_in_records
 
     if status == "finished":
-        compact_records(run_dir, item_ids)
+        compact_records(run_dir, item_ids, written)
         compact_tokens(run_dir, item_ids)
         # One pass over the compacted file (one record per key now) feeds records.parquet, the
         # summary's records without their bulky fields and the loops, as read_records and
@@ -263,7 +265,7 @@ async def _run_async(settings: RunSettings) -> int:
             if settings.managed is not None:
                 manifest = settings.managed.annotate(manifest)   # its restarts
             # status stays "interrupted" when we leave through a cancellation (Ctrl-C, SIGTERM)
-            summary = finish_run(settings.run_dir, manifest, [i.id for i in items], status)
+            summary = finish_run(settings.run_dir, manifest, [i.id for i in items], status, writer.written())
         if scheduler.stopped_reason:
             print(f"\nstopped: {scheduler.stopped_reason}\nnothing recorded was lost; when the endpoint is back:\n  "
                   f"{resume_command(settings.argv, settings.run_dir)}", file=sys.stderr)

@@ -22,8 +22,8 @@ from __future__ import annotations
 from .layout import (MANIFEST, MANIFEST_SCHEMA, PARQUET, RECORD_SCHEMA, RECORDS, SAMPLE_FIELD, SAMPLE_SEP, SUMMARY,
                      TOKEN_FIELD, TOKENS, TOKENS_LIVE, RunFolderError, iter_record_lines, loads, read_manifest,
                      read_records, record_key, sample_key, slim, write_json_atomic)
-from .records import (DERIVED, INT_FIELDS, KNOWN_FIELDS, NESTED_FIELDS, STRING_FIELDS, RecordWriter, compact_records,
-                      write_parquet)
+from .records import (DERIVED, INT_FIELDS, KNOWN_FIELDS, NESTED_FIELDS, STRING_FIELDS, RecordWriter, WrittenLines,
+                      compact_records, write_parquet)
 from .record import (BULKY_FIELDS, FIELDS, MEANINGS, Record, bulky, item_fields, upgrade)
 from .run import Run, finish_pending, load_run
 from .token_files import TokenParquetWriter, TokenStreams, _encode_blob, compact_tokens  # noqa: F401  (_encode_blob: tests)
@@ -34,8 +34,8 @@ __all__ = [
     "MANIFEST", "MANIFEST_SCHEMA", "PARQUET", "RECORD_SCHEMA", "RECORDS", "SAMPLE_FIELD", "SAMPLE_SEP", "SUMMARY",
     "TOKEN_FIELD", "TOKENS", "TOKENS_LIVE", "RunFolderError", "iter_record_lines", "loads", "read_manifest",
     "read_records", "record_key", "sample_key", "slim", "write_json_atomic",
-    "DERIVED", "INT_FIELDS", "KNOWN_FIELDS", "NESTED_FIELDS", "STRING_FIELDS", "RecordWriter", "compact_records",
-    "write_parquet", "Run", "finish_pending", "load_run", "TokenParquetWriter", "TokenStreams", "compact_tokens",
+    "DERIVED", "INT_FIELDS", "KNOWN_FIELDS", "NESTED_FIELDS", "STRING_FIELDS", "RecordWriter", "WrittenLines",
+    "compact_records", "write_parquet", "Run", "finish_pending", "load_run", "TokenParquetWriter", "TokenStreams", "compact_tokens",
     "BULKY_FIELDS", "FIELDS", "MEANINGS", "Record", "bulky", "item_fields", "upgrade",
     "NOT_TOP1_EPS", "TokenColumns", "not_top1_count", "not_top1_in_columns", "token_schema",
 ]

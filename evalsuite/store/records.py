@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -30,6 +31,11 @@ class RecordWriter:
         self._f = open(self.path, "ab")
         self._tokens = None
         self._fsync = fsync
+        # Where each line this writer appends lies, for compact_records: a run that started on
+        # an empty file is put in order at its end without parsing every line again. None when
+        # the file already held lines (a resume): those are parsed there as before.
+        self._end = self._f.tell()
+        self._spans: dict[str, tuple[int, int, str, int]] | None = {} if self._end == 0 else None
 
     def _repair_torn_tail(self) -> None:
         # After a crash the last line may be torn (no newline). Cut it off so the next
@@ -71,19 +77,29 @@ class RecordWriter:
     def append(self, record: dict[str, Any], tokens: TokenColumns | None = None, flush: bool = True) -> None:
         """One record line (its token streams first, flushed, so that no line reaches the disk
         before its tokens). flush=False leaves the line in the buffer for a later `flush()`."""
+        key = record_key(record)
         if tokens is not None:
             if self._tokens is None:
                 self._tokens = open(self._tokens_path, "ab")
-            self._tokens.write(_encode_blob(record_key(record), tokens))
+            self._tokens.write(_encode_blob(key, tokens))
             self._tokens.flush()
             if self._fsync:
                 os.fsync(self._tokens.fileno())
             record = {k: v for k, v in record.items() if k != "logprobs"}
             record[TOKEN_FIELD] = len(tokens)
         # _dumps_line's bytes (the stdlib's layout), from one encoder made once rather than per line
-        self._f.write(_LINE_ENCODER.encode(record).encode("utf-8") + b"\n")
+        line = _LINE_ENCODER.encode(record).encode("utf-8") + b"\n"
+        self._f.write(line)
+        if self._spans is not None:
+            self._spans[key] = (self._end, len(line), record["id"], record.get(SAMPLE_FIELD) or 0)
+        self._end += len(line)
         if flush:
             self.flush()
+
+    def written(self) -> "WrittenLines | None":
+        """Every line of the file as this writer appended it (the last per key), where the file
+        was empty when it opened; None otherwise."""
+        return None if self._spans is None else WrittenLines(dict(self._spans), self._end)
 
     def flush(self) -> None:
         self._f.flush()
@@ -96,17 +112,33 @@ class RecordWriter:
             self._tokens.close()
 
 
-def compact_records(run_dir: Path, order: Iterable[str] | None = None) -> int:
+@dataclass(frozen=True)
+class WrittenLines:
+    """The lines a RecordWriter appended to an empty records.jsonl: key -> (byte offset, byte
+    length, item id, sample index) of the last line per key, and where the file then ended."""
+    spans: dict[str, tuple[int, int, str, int]]
+    end: int
+
+
+def compact_records(run_dir: Path, order: Iterable[str] | None = None, written: WrittenLines | None = None) -> int:
     """Rewrite records.jsonl atomically with exactly one record per id (the last), in
     `order` when given (ids not in it follow in first-seen order). Streams: only each id's
-    byte span is held, not the records. Returns the number of records."""
+    byte span is held, not the records. Returns the number of records.
+
+    `written`: the writer's own account of the file (RecordWriter.written), used instead of
+    parsing every line when the file is still exactly what it wrote (same size)."""
     path = Path(run_dir) / RECORDS
     spans: dict[str, tuple[int, int]] = {}
     position: dict[str, tuple[str, int]] = {}   # key -> (item id, sample index): samples follow their item
-    for _, start, length, record in _parse_lines(path):
-        key = record_key(record)
-        spans[key] = (start, length)
-        position[key] = (record["id"], record.get(SAMPLE_FIELD) or 0)
+    if written is not None and path.exists() and path.stat().st_size == written.end:
+        for key, (start, length, item_id, sample) in written.spans.items():
+            spans[key] = (start, length)
+            position[key] = (item_id, sample)
+    else:
+        for _, start, length, record in _parse_lines(path):
+            key = record_key(record)
+            spans[key] = (start, length)
+            position[key] = (record["id"], record.get(SAMPLE_FIELD) or 0)
     ids = list(spans)
     if order is not None:
         rank = {i: n for n, i in enumerate(order)}
