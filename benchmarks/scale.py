@@ -16,7 +16,9 @@ What it does:
      `report A B --diff` and `regrade A`;
   3. with --client-items M: `evalsuite run cmmlu --logprobs 5` over M items against the stub of
      benchmarks/overhead.py answering T tokens with top-5 logprobs per item: client CPU per
-     generated token, RSS at 10% and 90% of the run, and the end-of-run work;
+     generated token, RSS at 10% and 90% of the run, and the end-of-run work, beside the floor
+     measured right after it on the same stub (a bare aiohttp client that parses each event with
+     orjson and keeps the text and logprob entries); --client-runs K alternates K such pairs;
   4. with two or more sizes, fits each figure linearly in N and prints the growth per 1,000
      items and the value extrapolated to --target items (marked "extrapolated").
 Targets are printed beside the figures. Results: docs/performance.md.
@@ -361,10 +363,10 @@ def print_report(report: dict, target_items: int) -> None:
         print(line)
     if report.get("client"):
         c = report["client"]
+        floor = (f"the bare aiohttp + orjson floor {c['bare']['us_per_token']} us/token on the same stub, "
+                 f"evalsuite {c['x_bare']}x it (median of {len(c['runs'])}); ") if "bare" in c else ""   # older --out files
         print(f"\nclient, `evalsuite run cmmlu --logprobs 5`, {c['items']} items x {c['tokens_per_item']} tokens: "
-              f"{c['cpu_s']} CPU s = {c['us_per_token']} us/token (target <= {TARGET_CLIENT_US_PER_TOKEN}); "
-              f"the bare aiohttp + orjson floor {c['bare']['us_per_token']} us/token on the same stub, "
-              f"evalsuite {c['x_bare']}x it (median of {len(c['runs'])}); "
+              f"{c['cpu_s']} CPU s = {c['us_per_token']} us/token (target <= {TARGET_CLIENT_US_PER_TOKEN}); {floor}"
               f"RSS {c['rss_10pct_mb']} MB at 10%, {c['rss_90pct_mb']} MB at 90%, peak {c['peak_rss_mb']} MB "
               f"(target <= {TARGET_CLIENT_RSS_MB}); end-of-run {c['finish_s']} s; folder {c['run_folder_bytes_per_token']} B/token")
 
