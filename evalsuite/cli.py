@@ -73,8 +73,8 @@ def run(
 
     from .exchange import Decoding
     from .errors import RetryPolicy
-    from .run_settings import RunSettings
-    from .runner import UsageError, run as run_pack
+    from .run.settings import RunSettings
+    from .run.runner import UsageError, run as run_pack
 
     if api not in ("chat", "completions"):
         _fail(f"--api must be chat or completions, not {api!r}")

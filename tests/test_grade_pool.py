@@ -1,10 +1,10 @@
-"""evalsuite/grade_pool.py: grades run in threads and come back on the loop, a slow one holds
+"""evalsuite/run/grading.py: grades run in threads and come back on the loop, a slow one holds
 only its thread, a raising one comes back with its exception, and late ones after close() are
 dropped."""
 import asyncio
 import threading
 
-from evalsuite.grade_pool import GradePool
+from evalsuite.run.grading import GradePool
 
 
 def test_results_come_back_on_the_loop_thread_with_errors_and_a_slow_grade_holds_one_thread():
@@ -82,7 +82,7 @@ def test_fast_grades_keep_to_one_thread():
 def test_answers_arriving_apart_are_graded_in_batches_with_one_loop_wake_each():
     """A wake-up costs more CPU than a fast grade: answers a few ms apart are graded together
     after the first one's BATCH_WAIT_S, and the loop is woken once per batch, not per answer."""
-    from evalsuite import grade_pool
+    from evalsuite.run import grading
 
     done, drains = [], []
 
@@ -99,7 +99,7 @@ def test_answers_arriving_apart_are_graded_in_batches_with_one_loop_wake_each():
     asyncio.run(main())
     assert sorted(done) == [x * x for x in range(60)]
     # 60 answers over >= 120 ms, batches of BATCH_WAIT_S (20 ms): a handful of wake-ups, not 60
-    assert grade_pool.BATCH_WAIT_S >= 0.01
+    assert grading.BATCH_WAIT_S >= 0.01
     assert len(drains) <= 20, drains
     assert max(drains) >= 3
 
@@ -109,7 +109,7 @@ def test_a_long_batch_hands_back_as_it_goes():
     only when the whole queue is done."""
     import time
 
-    from evalsuite import grade_pool
+    from evalsuite.run import grading
 
     back_at = []
 
@@ -131,15 +131,15 @@ def test_a_long_batch_hands_back_as_it_goes():
     assert len(back_at) == 30
     # the first results are on the loop long before the last grade is done
     assert back_at[0] - t0 < back_at[-1] - t0 - 0.15, (back_at[0] - t0, back_at[-1] - t0)
-    assert grade_pool.BATCH_WAIT_S < 0.1
+    assert grading.BATCH_WAIT_S < 0.1
 
 
 def test_a_full_batch_is_graded_without_waiting_out_the_batch_window(monkeypatch):
     """The runner holds at most 2x its request slots ungraded: once `batch_max` answers wait, the
     batch starts at once (a fast server would otherwise stall on the hold for the window)."""
-    from evalsuite import grade_pool
+    from evalsuite.run import grading
 
-    monkeypatch.setattr(grade_pool, "BATCH_WAIT_S", 5.0)
+    monkeypatch.setattr(grading, "BATCH_WAIT_S", 5.0)
     done = []
 
     async def main():

@@ -21,8 +21,8 @@ FLOORS = {"evalsuite": ROOT, "evalsuite.tasks": Path(evalsuite.tasks.__file__).p
           "evalsuite.graders": Path(evalsuite.graders.__file__).parent}
 GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
 # the run machinery: it calls endpoints, runs packs or parses the command line
-RUN_MACHINERY = ("evalsuite.cli", "evalsuite.runner", "evalsuite.run_settings", "evalsuite.run_items", "evalsuite.run_records",
-                 "evalsuite.scheduler", "evalsuite.grade_pool",
+RUN_MACHINERY = ("evalsuite.cli", "evalsuite.run.runner", "evalsuite.run.settings", "evalsuite.run.items", "evalsuite.run.records",
+                 "evalsuite.run.scheduler", "evalsuite.run.grading",
                  "evalsuite.client", "evalsuite.stream_parts", "evalsuite.serve", "evalsuite.sweep",
                  "evalsuite.judge", "evalsuite.engines") + tuple(
     f"evalsuite.{package}.{p.stem}" for package in ("engines", "serve")
@@ -133,13 +133,13 @@ def analyses(graph: dict[str, set[str]]) -> list[str]:
 
 def test_graph_covers_the_three_floors():
     graph = import_graph()
-    for name in ("evalsuite.cli", "evalsuite.runner", "evalsuite.analysis.compare", "evalsuite.lossless.runs",
+    for name in ("evalsuite.cli", "evalsuite.run.runner", "evalsuite.analysis.compare", "evalsuite.lossless.runs",
                  "evalsuite.tasks", "evalsuite.tasks.gsm8k", "evalsuite.graders", "evalsuite.graders.grade",
                  "evalsuite.graders.parse"):
         assert name in graph
     assert "evalsuite.lossless.runs" in graph["evalsuite.lossless.command"]   # edges are read
     assert "evalsuite.graders.verdict" in graph["evalsuite.tasks.pack"]       # `from ..graders.verdict import`
-    assert "evalsuite.graders.sandbox" in graph["evalsuite.runner"]           # core -> graders
+    assert "evalsuite.graders.sandbox" in graph["evalsuite.run.runner"]           # core -> graders
     assert "evalsuite.graders.parse" in graph["evalsuite.graders.numeric"]    # inside graders/
     assert {"evalsuite.serve.managed", "evalsuite.engines.detect"} <= set(RUN_MACHINERY) & set(graph)
     assert len([m for m in graph if in_floor(m, GRADERS)]) > 10

@@ -95,7 +95,7 @@ def test_a_long_response_is_fast_enough():
 
 def test_show_and_the_finished_runs_summary_json_count_looped(tmp_path, run_cli):
     """show and the end of a run read the records without their text: the loops are read apart."""
-    from evalsuite.runner import finish_run
+    from evalsuite.run.runner import finish_run
 
     records = [rec("main/0", "correct"), rec("main/1", "truncated", answer="", reasoning=REPEATED_LINE),
                rec("main/2", "truncated", answer="ran out of room")]

@@ -100,8 +100,8 @@ def test_tasks_says_per_pack_where_the_data_would_come_from(tmp_path, data_dir):
 # ----------------------------------------------------------------------------- #6 --limit on a preset
 
 def test_limit_on_a_stratified_preset_keeps_its_strata(data_dir, tmp_path):
-    from evalsuite.run_items import load_items
-    from evalsuite.run_settings import RunSettings
+    from evalsuite.run.items import load_items
+    from evalsuite.run.settings import RunSettings
     from evalsuite.tasks.presets import AGIEVAL_ZH1200_SUBSETS
 
     settings = RunSettings(pack="agieval-zh1200", endpoints=("http://x/v1",), run_dir=tmp_path / "r",
@@ -208,7 +208,7 @@ def test_subset_bars_at_zero_are_labelled_not_an_empty_frame(tmp_path):
 
 
 def test_limit_items_spreads_over_subsets_without_data():
-    from evalsuite.run_items import limit_items
+    from evalsuite.run.items import limit_items
     from evalsuite.tasks.pack import Item
 
     items = [Item(f"{s}/{n}", s, "q", "A") for s in ("a", "b", "c") for n in range(5)]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fault_server import FaultServer, prompt_key
 
-from evalsuite.progress import Progress, clock
+from evalsuite.run.progress import Progress, clock
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
@@ -126,11 +126,11 @@ def record(outcome: str, completion_tokens: int | None = None, endpoint: str = "
 
 @pytest.fixture()
 def frozen_clock(monkeypatch) -> float:
-    """evalsuite.progress's clock stopped: a figure such as "1m05s" or "ETA 9m00s" read a second
+    """evalsuite.run.progress's clock stopped: a figure such as "1m05s" or "ETA 9m00s" read a second
     later on a loaded machine would be "1m06s"; the test sets the times it means instead."""
     import types
 
-    import evalsuite.progress as progress
+    import evalsuite.run.progress as progress
 
     monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: 1000.0))
     return 1000.0

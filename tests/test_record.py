@@ -57,7 +57,7 @@ def test_unknown_fields_are_kept_and_lines_round_trip():
 def test_the_runner_no_longer_imports_an_analysis_for_item_fields():
     from test_import_graph import import_graph
 
-    assert "evalsuite.analysis.regrade" not in import_graph()["evalsuite.runner"]
+    assert "evalsuite.analysis.regrade" not in import_graph()["evalsuite.run.runner"]
 
 
 @pytest.fixture

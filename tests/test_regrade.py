@@ -78,7 +78,7 @@ def test_regrade_cli_refusal_is_a_clear_error(tmp_path, run_cli):
 
 def test_runner_records_carry_item_fields():
     from evalsuite.exchange import Request, Response
-    from evalsuite.run_records import response_record
+    from evalsuite.run.records import response_record
 
     item = Item(id="lsat/0", subset="lsat", question="?", gold="B", choices=("x", "y"), meta={"lang": "en", "kind": "choice"})
     response = Response(answer="B", reasoning=None, reasoning_source=None, finish_reason="stop",

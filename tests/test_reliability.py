@@ -335,7 +335,7 @@ def test_sigkilled_run_keeps_valid_records_and_resumes_exactly_once(data_dir, tm
         assert all(server.asked[keys[i]] == 1 for i in recorded), "a recorded item was asked again"
         asked_twice = [i for i in ids if server.asked[keys[i]] == 2]
         # in flight = the 4 requests plus the answers received and waiting for the grading pool
-        # (Scheduler.grading in runner.py: at most 2 x 4); seen 7 on a loaded 2-core CI machine
+        # (Scheduler.grading in run/runner.py: at most 2 x 4); seen 7 on a loaded 2-core CI machine
         assert len(asked_twice) <= 4 + 2 * 4 and all(asked_before.get(keys[i]) == 1 for i in asked_twice)
         assert all(server.asked[keys[i]] <= 2 for i in ids)
 

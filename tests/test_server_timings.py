@@ -45,7 +45,7 @@ def test_runs_timed_differently_are_all_timed_by_the_client(tmp_path):
 
 
 def test_llama_cpp_python_cut_streams_get_the_interrupt_hint():
-    from evalsuite.runner import interrupt_hint
+    from evalsuite.run.runner import interrupt_hint
 
     engine = {"endpoints": [{"engine": "llama-cpp-python"}]}
     hint = interrupt_hint(engine, {"errors_by_kind": {"stream_broken": 5}}, 4)

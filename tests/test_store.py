@@ -8,7 +8,7 @@ import pytest
 from evalsuite.client import redact_url
 from evalsuite.stream_parts import ThinkSplitter
 from evalsuite.errors import classify_status, parse_retry_after
-from evalsuite.manifest import manifest_differences, resume_command
+from evalsuite.run.manifest import manifest_differences, resume_command
 from evalsuite.store import RecordWriter, RunFolderError, compact_records, load_run, read_records
 
 

@@ -15,7 +15,7 @@ import time
 
 from fault_server import FaultServer
 
-from evalsuite.scheduler import PROBE_TIMEOUT_S, STALL_S, WATCH_TICK_S
+from evalsuite.run.scheduler import PROBE_TIMEOUT_S, STALL_S, WATCH_TICK_S
 from test_reliability import (assert_exactly_once, child_env, count_lines, evalsuite_cmd, gsm8k_items,
                               right_answers, wait_for_records)
 

@@ -54,7 +54,7 @@ def test_the_manifest_keeps_the_categories_of_the_subsets_run():
 
     from evalsuite.exchange import Decoding
     from evalsuite.errors import RetryPolicy
-    from evalsuite.manifest import make_manifest
+    from evalsuite.run.manifest import make_manifest
     from evalsuite.tasks import get_pack
     from evalsuite.tasks.pack import Item
 

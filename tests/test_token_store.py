@@ -250,8 +250,8 @@ def test_a_slow_grade_does_not_hold_a_request_slot(data_dir, tmp_path, monkeypat
     request: that only happens if the slot was released before grading."""
     import evalsuite.tasks.gsm8k as gsm8k
     from evalsuite.errors import RetryPolicy
-    from evalsuite.run_settings import RunSettings
-    from evalsuite.runner import run
+    from evalsuite.run.settings import RunSettings
+    from evalsuite.run.runner import run
 
     with TokenStub(n_tokens=5) as stub:
         second_sent = threading.Event()

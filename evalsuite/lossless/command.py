@@ -7,7 +7,7 @@ writes --json/--html (html.py) and, when asked, re-scores divergences (rescore.p
 on both servers with logprobs (baseline first), then `evalsuite diff` the two runs.
 
 The two runs are ordinary run folders (RUN_DIR/baseline, RUN_DIR/candidate) made by
-evalsuite.runner with identical decoding, so they can be diffed, shown or resumed later.
+evalsuite.run.runner with identical decoding, so they can be diffed, shown or resumed later.
 After an interruption the runner prints the same command with `--resume RUN_DIR/<role>`:
 `--resume` takes the lossless folder or either run folder in it, continues both runs (a run
 not started yet starts) and then diffs them.
@@ -91,7 +91,7 @@ def lossless_root(s: LosslessSettings) -> Path:
 
 def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: Path):
     from ..exchange import Decoding
-    from ..run_settings import RunSettings
+    from ..run.settings import RunSettings
 
     # Greedy and seeded: the only thing left to differ is the server.
     decoding = Decoding(temperature=s.temperature, top_p=1.0, seed=0, max_tokens=s.max_tokens, logprobs=s.logprobs,
@@ -189,7 +189,7 @@ def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: s
 def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> int:
     """Both runs, then the diff. Exit 0 clean, 1 --fail-on tripped or items ended in errors,
     2 bad usage / runs not comparable, 3 an endpoint went down (as `evalsuite run`)."""
-    from ..runner import EXIT_ERRORS, EXIT_OK as RUN_OK, UsageError, run
+    from ..run.runner import EXIT_ERRORS, EXIT_OK as RUN_OK, UsageError, run
 
     for role, endpoint, serve in (("baseline", s.baseline_endpoint, s.baseline_serve),
                                   ("candidate", s.candidate_endpoint, s.candidate_serve)):
@@ -258,7 +258,7 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     if code == EXIT_OK and any(c == EXIT_ERRORS for c in codes.values()):
-        from ..resume import resume_command
+        from ..run.resume import resume_command
 
         print("some items ended in errors (undetermined in the diff); to ask them again:\n  "
               f"{resume_command(s.argv, root)} --retry-errors", file=sys.stderr)

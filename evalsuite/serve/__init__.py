@@ -44,7 +44,7 @@ from .supervisor import Supervisor
 
 async def serve_and_run(settings, run_async: Callable[[Any], Awaitable[int]]) -> int:
     """Start settings.serve, run with its URL as the endpoint under a Supervisor, stop it whatever happens."""
-    from ..manifest import resume_command
+    from ..run.manifest import resume_command
     from ..store import RECORDS
 
     if settings.endpoints:

@@ -17,17 +17,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .client import Endpoint, now_iso, redact_url
-from .engines import apply_neutral_settings, interrupt_hint, start_examples
-from .errors import EndpointError, UsageError
+from ..client import Endpoint, now_iso, redact_url
+from ..engines import apply_neutral_settings, interrupt_hint, start_examples
+from ..errors import EndpointError, UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
-from .run_items import find_pack, jobs_of, load_items
-from .run_settings import RunSettings
+from .items import find_pack, jobs_of, load_items
+from .settings import RunSettings
 from .scheduler import Scheduler
-from .store import (MANIFEST, PARQUET, RECORDS, SUMMARY, TOKENS, RecordWriter, WrittenLines, compact_records,
+from ..store import (MANIFEST, PARQUET, RECORDS, SUMMARY, TOKENS, RecordWriter, WrittenLines, compact_records,
                     compact_tokens, iter_record_lines, read_records, sample_key, write_json_atomic, write_parquet)
-from .store.record import BULKY_FIELDS, slim
+from ..store.record import BULKY_FIELDS, slim
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -36,7 +36,7 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 1
 
 async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[dict[str, list[str]], str]:
     """Ask every endpoint for /v1/models before any item is sent."""
-    from .client import NotOpenAICompatible
+    from ..client import NotOpenAICompatible
 
     served: dict[str, list[str]] = {}
     for endpoint in endpoints:
@@ -108,13 +108,13 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
     that says finished beside a missing or half-written file. Streams the records: nothing
     holds the whole file, and the summary reads them without their bulky text fields.
     `written`: the run's RecordWriter.written(), so compaction need not parse its lines."""
-    from .analysis.summary import summarize
+    from ..analysis.summary import summarize
 
     manifest = dict(manifest, status=status, ended_at=now_iso())
     for name in (RECORDS, PARQUET, TOKENS, SUMMARY, MANIFEST):
         for stale in run_dir.glob(f".{name}.*.tmp"):  # left by a process killed while writing
             stale.unlink(missing_ok=True)
-    from .analysis.loops import loop_of, loops_in_records
+    from ..analysis.loops import loop_of, loops_in_records
 
     if status == "finished":
         compact_records(run_dir, item_ids, written)
@@ -150,14 +150,14 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
 
 
 def _speculation_counters(endpoints: list[Endpoint]) -> dict[str, Any]:
-    from .speculation import fetch_counters
+    from ..speculation import fetch_counters
 
     return {e.url: fetch_counters(e.url, timeout=2.0) for e in endpoints}
 
 
 def _judge(settings: RunSettings) -> dict[str, Any]:
     """The judge pass after the requests (evalsuite/judge.py); a failing judge loses nothing."""
-    from .judge import judge_run_folder
+    from ..judge import judge_run_folder
 
     echo = None if settings.quiet else (lambda line: print(line, file=sys.stderr))
     try:
@@ -170,7 +170,7 @@ def _judge(settings: RunSettings) -> dict[str, Any]:
 
 def _speculation_report(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """Per endpoint: draft/accepted counters before and after, what moved, and the sentence."""
-    from .speculation import delta, describe
+    from ..speculation import delta, describe
 
     out = {}
     for url, b in before.items():
@@ -197,7 +197,7 @@ async def _run_async(settings: RunSettings) -> int:
             pack, items, settings = load_items(settings, pack)
         settings, engine = await apply_neutral_settings(settings, api_key)   # docs/lossless.md: greedy must be greedy
         if settings.judge is not None:   # the judge must answer before the run starts (evalsuite/judge.py)
-            from .judge import check_judge
+            from ..judge import check_judge
 
             try:
                 settings = replace(settings, judge=await asyncio.to_thread(check_judge, settings.judge))
@@ -209,7 +209,7 @@ async def _run_async(settings: RunSettings) -> int:
             manifest = settings.managed.annotate(manifest)
         write_json_atomic(settings.run_dir / MANIFEST, manifest)
         if pack.needs_sympy:   # importing sympy takes 1-2 s: not on the first item's grade
-            from .graders import sandbox
+            from ..graders import sandbox
 
             sandbox.prestart()
 
@@ -271,7 +271,7 @@ async def _run_async(settings: RunSettings) -> int:
                   f"{resume_command(settings.argv, settings.run_dir)}", file=sys.stderr)
             return EXIT_STOPPED
         if not settings.quiet:
-            from .analysis.summary import format_summary
+            from ..analysis.summary import format_summary
             print(format_summary(summary, manifest))
         print(f"run folder: {settings.run_dir}", file=sys.stderr)
         if settings.decoding.temperature == 0:
@@ -296,7 +296,7 @@ def run(settings: RunSettings) -> int:
     """Run and return the exit code. Ctrl-C / SIGTERM stop cleanly with everything saved."""
     loop = asyncio.new_event_loop()
     if settings.serve:
-        from .serve import serve_and_run
+        from ..serve import serve_and_run
         main = loop.create_task(serve_and_run(settings, _run_async))
     else:
         main = loop.create_task(_run_async(settings))

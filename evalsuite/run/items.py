@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .exchange import Decoding, Request
-from .errors import UsageError
-from .run_settings import RunSettings
-from .store import SAMPLE_SEP
+from ..exchange import Decoding, Request
+from ..errors import UsageError
+from .settings import RunSettings
+from ..store import SAMPLE_SEP
 
 
 def find_pack(settings: RunSettings):
-    from .tasks import BadDataError, UnknownPackError, open_pack
+    from ..tasks import BadDataError, UnknownPackError, open_pack
 
     try:
         return open_pack(settings.pack, settings.file_options)
@@ -21,7 +21,7 @@ def find_pack(settings: RunSettings):
 
 
 def load_items(settings: RunSettings, pack=None):
-    from .tasks import BadDataError, LoadOptions
+    from ..tasks import BadDataError, LoadOptions
 
     pack = pack or find_pack(settings)
     opts = LoadOptions(data_dir=settings.data_dir, subsets=settings.subsets, skip_bad_rows=settings.skip_bad_rows,
@@ -47,7 +47,7 @@ def load_items(settings: RunSettings, pack=None):
 
 def is_stratified(settings: RunSettings) -> bool:
     """A preset (its items spread over subsets by design) or a pack asked with --per-subset."""
-    from .tasks.presets import PRESETS
+    from ..tasks.presets import PRESETS
 
     return settings.pack in PRESETS or settings.per_subset is not None
 
@@ -90,7 +90,7 @@ def sample_decoding(decoding: Decoding, sample: int | None) -> Decoding:
 
 
 def build_request(pack, item, api: str) -> Request:
-    from .tasks.pack import prompt_text
+    from ..tasks.pack import prompt_text
 
     messages = tuple(pack.prompt(item))
     if api == "chat":

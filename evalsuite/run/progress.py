@@ -16,8 +16,8 @@ import threading
 import time
 from typing import Any, Protocol
 
-from .client import redact_url
-from .engines import GreedyCheck
+from ..client import redact_url
+from ..engines import GreedyCheck
 
 TTY_REFRESH_PER_S = 4
 PLAIN_INTERVAL_S = 15.0
@@ -28,7 +28,7 @@ ETA_MIN_SECONDS = 5.0
 
 
 class EndpointStates(Protocol):
-    """What the display reads from the scheduler (evalsuite.scheduler.Scheduler)."""
+    """What the display reads from the scheduler (evalsuite.run.scheduler.Scheduler)."""
     endpoints: list[Any]                     # each has .url
     down_since: dict[str, float | None]      # url -> monotonic time it stopped answering
     retired: dict[str, dict[str, Any]]       # url -> taken out of the rotation

@@ -1,22 +1,22 @@
 """The run folder's manifest and resuming: what a run was made with, whether a resume may
 continue it (same items, prompts and decoding), and the command that resumes it.
 
-`settings` here is the runner's RunSettings (evalsuite.run_settings), passed in: this module sits
+`settings` here is the runner's RunSettings (evalsuite.run.settings), passed in: this module sits
 below the runner and does not import it.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from . import __version__
-from .client import now_iso, redact_url
-from .errors import UsageError
+from .. import __version__
+from ..client import now_iso, redact_url
+from ..errors import UsageError
 from .resume import resume_command
-from .store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records, record_key
+from ..store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records, record_key
 
 
 def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]], model: str) -> dict[str, Any]:
-    from .tasks.pack import dataset_fingerprint
+    from ..tasks.pack import dataset_fingerprint
 
     manifest = {
         "schema": MANIFEST_SCHEMA,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .exchange import Request, Response
-from .errors import EndpointError
-from .store import RECORD_SCHEMA, SAMPLE_FIELD, TOKEN_FIELD
-from .store.record import item_fields
+from ..exchange import Request, Response
+from ..errors import EndpointError
+from ..store import RECORD_SCHEMA, SAMPLE_FIELD, TOKEN_FIELD
+from ..store.record import item_fields
 
 
 def _sample_field(request: Request) -> dict[str, Any]:

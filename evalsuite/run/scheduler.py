@@ -10,15 +10,15 @@ import sys
 import time
 from typing import Any
 
-from .client import Endpoint, now_iso, redact_url
-from .errors import EndpointError
-from .exchange import Decoding, Request
-from .grade_pool import GradePool
+from ..client import Endpoint, now_iso, redact_url
+from ..errors import EndpointError
+from ..exchange import Decoding, Request
+from .grading import GradePool
 from .progress import Progress
-from .run_items import build_request, sample_decoding
-from .run_records import error_record, response_record
-from .run_settings import RunSettings
-from .store import RecordWriter
+from .items import build_request, sample_decoding
+from .records import error_record, response_record
+from .settings import RunSettings
+from ..store import RecordWriter
 
 
 class EndpointDown(Exception):
@@ -137,7 +137,7 @@ class Scheduler:
         # one of the run's `--concurrency` requests. At most this many responses wait to be graded;
         # past it the workers wait (back-pressure) instead of piling responses up in memory.
         self.grading = asyncio.Semaphore(2 * slots)
-        # worker threads; finished grades come back to the loop in batches (evalsuite/grade_pool.py)
+        # worker threads; finished grades come back to the loop in batches (evalsuite/run/grading.py)
         self.pool = GradePool(asyncio.get_running_loop(), self.graded, batch_max=slots)
         self.pending_probes: set[asyncio.Task] = set()
         workers = [asyncio.create_task(self.worker(queue, self.endpoints[n % len(self.endpoints)]))
