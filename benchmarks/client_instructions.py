@@ -38,8 +38,8 @@ def run(items: int) -> None:
     overhead.LONG_TOKENS, overhead.LONG_TOP, overhead.ANSWER_STYLE = TOKENS, 5, "letter"
     body = overhead.long_sse_body(b"item")
 
-    from evalsuite.client import Endpoint
-    from evalsuite.exchange import Decoding, Request
+    from evalsuite.client.endpoint import Endpoint
+    from evalsuite.client.exchange import Decoding, Request
     from evalsuite.store import _encode_blob
 
     class Content:

@@ -71,8 +71,8 @@ def run(
     import json
     import time
 
-    from .exchange import Decoding
-    from .errors import RetryPolicy
+    from .client.exchange import Decoding
+    from .client.errors import RetryPolicy
     from .run.settings import RunSettings
     from .run.runner import UsageError, run as run_pack
 

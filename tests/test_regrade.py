@@ -77,7 +77,7 @@ def test_regrade_cli_refusal_is_a_clear_error(tmp_path, run_cli):
 
 
 def test_runner_records_carry_item_fields():
-    from evalsuite.exchange import Request, Response
+    from evalsuite.client.exchange import Request, Response
     from evalsuite.run.records import response_record
 
     item = Item(id="lsat/0", subset="lsat", question="?", gold="B", choices=("x", "y"), meta={"lang": "en", "kind": "choice"})

@@ -115,7 +115,7 @@ def assert_exactly_once(run_dir: Path, item_ids: list[str]) -> list[dict]:
 # ----------------------------------------------------------------------------- unit: retry policy
 
 def test_retry_policy_honours_retry_after_caps_and_jitters():
-    from evalsuite.errors import EndpointError, RetryPolicy, classify_status, parse_retry_after
+    from evalsuite.client.errors import EndpointError, RetryPolicy, classify_status, parse_retry_after
 
     policy = RetryPolicy(max_retries=5, base_delay=1.0, max_delay=60.0)
     limited = classify_status(429, "slow down", "7")

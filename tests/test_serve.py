@@ -113,7 +113,7 @@ def requests_by_key(path: Path) -> dict[str, list[int]]:
 # ----------------------------------------------------------------------------- units
 
 def test_the_command_is_split_and_its_placeholders_filled():
-    from evalsuite.errors import UsageError
+    from evalsuite.client.errors import UsageError
     from evalsuite.serve.command import parse_command
 
     argv, env_, host, port = parse_command("CUDA_VISIBLE_DEVICES=1 llama-server -m '{model}' --port {port} "

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from evalsuite.client import redact_url
-from evalsuite.stream_parts import ThinkSplitter
-from evalsuite.errors import classify_status, parse_retry_after
+from evalsuite.client.endpoint import redact_url
+from evalsuite.client.stream import ThinkSplitter
+from evalsuite.client.errors import classify_status, parse_retry_after
 from evalsuite.run.manifest import manifest_differences, resume_command
 from evalsuite.store import RecordWriter, RunFolderError, compact_records, load_run, read_records
 

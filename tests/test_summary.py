@@ -52,8 +52,8 @@ def test_categories_come_from_the_manifest_not_the_pack(tmp_path):
 def test_the_manifest_keeps_the_categories_of_the_subsets_run():
     from types import SimpleNamespace
 
-    from evalsuite.exchange import Decoding
-    from evalsuite.errors import RetryPolicy
+    from evalsuite.client.exchange import Decoding
+    from evalsuite.client.errors import RetryPolicy
     from evalsuite.run.manifest import make_manifest
     from evalsuite.tasks import get_pack
     from evalsuite.tasks.pack import Item

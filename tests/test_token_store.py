@@ -249,7 +249,7 @@ def test_a_slow_grade_does_not_hold_a_request_slot(data_dir, tmp_path, monkeypat
     """With --concurrency 1, the first item's grade waits until the server has answered the second
     request: that only happens if the slot was released before grading."""
     import evalsuite.tasks.gsm8k as gsm8k
-    from evalsuite.errors import RetryPolicy
+    from evalsuite.client.errors import RetryPolicy
     from evalsuite.run.settings import RunSettings
     from evalsuite.run.runner import run
 

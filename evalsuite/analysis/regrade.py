@@ -115,7 +115,7 @@ def regrade_main(run_dir: Path, data_dir: Path | None = None, json_out: Path | N
     import json
     import sys
 
-    from ..errors import UsageError
+    from ..client.errors import UsageError
     from ..store import RunFolderError
     from .outputs import OutputError, check_writable
 

@@ -5,7 +5,7 @@ line can change them; /props shows the defaults it applies (default_generation_s
 that is not neutral is sent back at its neutral value. It reports per-response `timings`
 (prompt_n, predicted_ms, ..., and draft_n / draft_n_accepted when drafting happened) and, started
 with `--metrics`, speculation counters at /metrics. A token from a speculative step comes back
-with logprob 0.0 and no alternatives: a missing number, not certainty (logprob_entries.py).
+with logprob 0.0 and no alternatives: a missing number, not certainty (client/logprobs.py).
 """
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ def lossless_root(s: LosslessSettings) -> Path:
 
 
 def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: Path):
-    from ..exchange import Decoding
+    from ..client.exchange import Decoding
     from ..run.settings import RunSettings
 
     # Greedy and seeded: the only thing left to differ is the server.

@@ -18,7 +18,7 @@ assistant message, so those stay undetermined with that reason. A prefix holding
 (bytes the server dropped) cannot be rebuilt either. This is the one analysis that calls a
 server; `evalsuite diff` does so only when asked.
 
-Requests go through the same client as `evalsuite run` (evalsuite.client.Endpoint: the API key
+Requests go through the same client as `evalsuite run` (evalsuite.client.endpoint.Endpoint: the API key
 from OPENAI_API_KEY or --api-key-env, bounded retries of 429/5xx/timeouts with backoff).
 """
 from __future__ import annotations
@@ -49,8 +49,8 @@ class Rescorer:
     """Next-token logprobs from the baseline endpoint, through the run's client and retry policy."""
 
     def __init__(self, endpoint: str, api_key: str | None = None, timeout: float = TIMEOUT_S, retry: Any = None):
-        from ..client import Endpoint
-        from ..errors import RetryPolicy
+        from ..client.endpoint import Endpoint
+        from ..client.errors import RetryPolicy
 
         self.endpoint = Endpoint(endpoint, api_key, timeout, api="completions", stream=False)
         self.retry = retry or RetryPolicy(max_retries=3, max_total=120.0)
@@ -62,8 +62,8 @@ class Rescorer:
 
     async def _top(self, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
                    k: int) -> list[Alternative]:
-        from ..exchange import Decoding, Request
-        from ..errors import EndpointError
+        from ..client.exchange import Decoding, Request
+        from ..client.errors import EndpointError
 
         decoding = Decoding(temperature=0.0, top_p=1.0, seed=0, max_tokens=1, logprobs=k, extra_body=extra_body)
         request = Request(item_id="rescore", prompt=prompt)
@@ -109,7 +109,7 @@ def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], man
                                        "the exact text cannot be rebuilt")
         prompt = (base.get("prompt") or "") + "".join(t.text for t in prefix)
     extra = dict((manifest.get("decoding") or {}).get("extra_body") or {})
-    from ..errors import EndpointError
+    from ..client.errors import EndpointError
 
     try:
         alts = rescorer.top(manifest.get("model"), prompt, extra)

@@ -11,7 +11,7 @@ baseline's stored top-K as P and the candidate's listed tokens as Q.
 
 Where the engine gives no prompt logprobs (llama-server, llama-cpp-python), the result says so
 and why; `--rescore` re-scores only at divergences. Requests go through the run's client: an
-evalsuite.client.Endpoint session (the API key from OPENAI_API_KEY or --api-key-env) with the
+evalsuite.client.endpoint.Endpoint session (the API key from OPENAI_API_KEY or --api-key-env) with the
 bounded retry policy of `evalsuite run` and a deadline per request.
 """
 from __future__ import annotations
@@ -67,8 +67,8 @@ def kl_top(p: dict[int, float], q: dict[int, float]) -> float:
 
 class _Client:
     def __init__(self, endpoint: str, api_key: str | None):
-        from ..client import Endpoint
-        from ..errors import RetryPolicy
+        from ..client.endpoint import Endpoint
+        from ..client.errors import RetryPolicy
 
         self.endpoint = Endpoint(endpoint, api_key, TIMEOUT_S, api="completions", stream=False)
         self.retry = RetryPolicy(max_retries=3, max_total=120.0)
@@ -76,7 +76,7 @@ class _Client:
     async def post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         import aiohttp
 
-        from ..errors import EndpointError, classify_status
+        from ..client.errors import EndpointError, classify_status
 
         for attempt in range(self.retry.max_retries + 1):
             try:
@@ -103,7 +103,7 @@ def _id(token_id: Any, text: Any) -> int | None:
     (`return_tokens_as_token_ids`)."""
     if token_id is not None:
         return int(token_id)
-    from ..logprob_entries import TOKEN_ID
+    from ..client.logprobs import TOKEN_ID
 
     m = TOKEN_ID.match(text) if isinstance(text, str) else None
     return int(m.group(1)) if m else None
@@ -161,7 +161,7 @@ def teacher_forced(baseline: Any, endpoint: str, item_ids: Sequence[str], *, mod
 
     import numpy as np
 
-    from ..errors import EndpointError
+    from ..client.errors import EndpointError
 
     manifest = baseline.manifest
     k = k or (manifest.get("decoding") or {}).get("logprobs") or 5

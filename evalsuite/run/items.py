@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..exchange import Decoding, Request
-from ..errors import UsageError
+from ..client.exchange import Decoding, Request
+from ..client.errors import UsageError
 from .settings import RunSettings
 from ..store import SAMPLE_SEP
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
-from ..client import now_iso, redact_url
-from ..errors import UsageError
+from ..client.endpoint import now_iso, redact_url
+from ..client.errors import UsageError
 from .resume import resume_command
 from ..store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records, record_key
 

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Protocol
 
-from ..client import redact_url
+from ..client.endpoint import redact_url
 from ..engines import GreedyCheck
 
 TTY_REFRESH_PER_S = 4

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..exchange import Request, Response
-from ..errors import EndpointError
+from ..client.exchange import Request, Response
+from ..client.errors import EndpointError
 from ..store import RECORD_SCHEMA, SAMPLE_FIELD, TOKEN_FIELD
 from ..store.record import item_fields
 

@@ -17,9 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..client import Endpoint, now_iso, redact_url
+from ..client.endpoint import Endpoint, now_iso, redact_url
 from ..engines import apply_neutral_settings, interrupt_hint, start_examples
-from ..errors import EndpointError, UsageError
+from ..client.errors import EndpointError, UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
 from .items import find_pack, jobs_of, load_items
@@ -36,7 +36,7 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 1
 
 async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[dict[str, list[str]], str]:
     """Ask every endpoint for /v1/models before any item is sent."""
-    from ..client import NotOpenAICompatible
+    from ..client.endpoint import NotOpenAICompatible
 
     served: dict[str, list[str]] = {}
     for endpoint in endpoints:

@@ -10,9 +10,9 @@ import sys
 import time
 from typing import Any
 
-from ..client import Endpoint, now_iso, redact_url
-from ..errors import EndpointError
-from ..exchange import Decoding, Request
+from ..client.endpoint import Endpoint, now_iso, redact_url
+from ..client.errors import EndpointError
+from ..client.exchange import Decoding, Request
 from .grading import GradePool
 from .progress import Progress
 from .items import build_request, sample_decoding

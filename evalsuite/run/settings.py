@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..exchange import Decoding
-from ..errors import RetryPolicy
+from ..client.exchange import Decoding
+from ..client.errors import RetryPolicy
 
 
 @dataclass(frozen=True)

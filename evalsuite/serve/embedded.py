@@ -7,7 +7,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from ..errors import UsageError
+from ..client.errors import UsageError
 from .managed import something_listens
 
 LLAMA_SERVER_HOWTO = (

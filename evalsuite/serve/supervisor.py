@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from ..client import now_iso
+from ..client.endpoint import now_iso
 from .managed import PROBE_TIMEOUT_S, ManagedServer, ServerFailed, probe
 
 WATCH_POLL_S = 0.2

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from evalsuite.client import Endpoint
-from evalsuite.exchange import Decoding, Request
-from evalsuite.errors import EndpointError
+from evalsuite.client.endpoint import Endpoint
+from evalsuite.client.exchange import Decoding, Request
+from evalsuite.client.errors import EndpointError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -170,11 +170,11 @@ def test_metrics_url_and_prometheus_parsing():
     assert parsed == {'a_total{l="a b"}': 3.0, "b": 2.5}
 
 
-# the record entries the client keeps (evalsuite.logprob_entries)
+# the record entries the client keeps (evalsuite.client.logprobs)
 
 
 def test_drafted_llama_server_tokens_become_missing_not_certain():
-    from evalsuite.logprob_entries import count_missing, entries_of
+    from evalsuite.client.logprobs import count_missing, entries_of
 
     r = load("llama_server-draft-chat-logprobs.json")
     entries = entries_of(r["choices"][0]["logprobs"], "answer", top_k=3)
@@ -188,7 +188,7 @@ def test_drafted_llama_server_tokens_become_missing_not_certain():
 
 
 def test_streamed_drafted_chunks_are_kept_as_missing_entries():
-    from evalsuite.logprob_entries import entries_of, missing_entry
+    from evalsuite.client.logprobs import entries_of, missing_entry
 
     entries, text = [], ""
     for c in sse("llama_server-draft-chat-stream.sse"):
@@ -206,7 +206,7 @@ def test_streamed_drafted_chunks_are_kept_as_missing_entries():
 
 
 def test_llama_server_completions_logprobs_are_read_from_the_content_shape():
-    from evalsuite.logprob_entries import entries_of
+    from evalsuite.client.logprobs import entries_of
 
     lp = load("llama_server-completions-logprobs.json")["choices"][0]["logprobs"]
     entries = entries_of(lp, "answer", top_k=3)
@@ -214,7 +214,7 @@ def test_llama_server_completions_logprobs_are_read_from_the_content_shape():
 
 
 def test_vllm_legacy_and_token_id_shapes():
-    from evalsuite.logprob_entries import entries_of
+    from evalsuite.client.logprobs import entries_of
 
     lp = load("vllm-completions-logprobs.json")["choices"][0]["logprobs"]
     entries = entries_of(lp, "answer", top_k=5)
@@ -245,7 +245,7 @@ def test_llama_cpp_python_cut_stream_ends_with_done_but_no_finish_reason():
 
 
 def test_the_cheap_wire_form_nulls_exactly_the_unscored_entries():
-    from evalsuite.logprob_entries import scored_or_none, unscored
+    from evalsuite.client.logprobs import scored_or_none, unscored
 
     content = load("llama_server-draft-chat-logprobs.json")["choices"][0]["logprobs"]["content"]
     kept = scored_or_none(content, 3)
@@ -272,9 +272,9 @@ def test_speculation_rendering_a_partial_byte_differently_is_still_identical():
 def test_the_cheap_wire_form_of_fully_scored_entries_is_the_list_itself():
     """The client's hot path: a chunk whose entries are all scored is kept as received (no copy
     per chunk), and nothing is counted as missing."""
-    from evalsuite.logprob_entries import scored_or_none
+    from evalsuite.client.logprobs import scored_or_none
     from evalsuite.store import TokenColumns
-    from evalsuite.stream_parts import add_chat_tokens
+    from evalsuite.client.stream import add_chat_tokens
 
     content = [e for e in load("llama_server-draft-chat-logprobs.json")["choices"][0]["logprobs"]["content"]
                if e.get("top_logprobs")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .logprob_entries import scored_or_none
-from .store import TokenColumns
+from .logprobs import scored_or_none
+from ..store import TokenColumns
 
 
 class ThinkSplitter:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .engines import CUT_STREAM_WHY, empty_stream_may_be_overflow, reasoning_of, server_timings_of
+from ..engines import CUT_STREAM_WHY, empty_stream_may_be_overflow, reasoning_of, server_timings_of
 from .errors import (
     EndpointError,
     classify_status,
@@ -27,8 +27,8 @@ from .errors import (
     status_message,
 )
 from .exchange import Decoding, Request, Response
-from .store import TokenColumns
-from .stream_parts import ThinkSplitter, add_chat_tokens, add_legacy_tokens
+from ..store import TokenColumns
+from .stream import ThinkSplitter, add_chat_tokens, add_legacy_tokens
 
 try:  # about 3x faster than the stdlib on the streamed chunks
     import orjson as _orjson

@@ -1,6 +1,6 @@
 """What a run asks an endpoint and what comes back: the decoding settings (every one that
 changes the output), the request of one job, and the response with its usage, timings and
-token logprobs. Plain frozen values; the client (client.py) sends and fills them."""
+token logprobs. Plain frozen values; the client (endpoint.py) sends and fills them."""
 from __future__ import annotations
 
 import hashlib
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from .store import TokenColumns
+from ..store import TokenColumns
 
 
 @dataclass(frozen=True)
