@@ -306,7 +306,7 @@ def svg_render(
     judge_api_key_env: str = typer.Option("OPENAI_API_KEY", help="Environment variable holding the judge's API key."),
 ) -> None:
     """Render each SVG answer safely to RUN/renders/<id>.png (and optionally judge it)."""
-    from .svg_render import svg_render_main
+    from .svg.render import svg_render_main
 
     raise typer.Exit(svg_render_main(run_dir, size=size, timeout=timeout, force=force, judge_endpoint=judge_endpoint,
                                      judge_model=judge_model, judge_api_key_env=judge_api_key_env, echo=typer.echo))

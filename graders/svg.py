@@ -8,7 +8,7 @@ Pure functions, no I/O. Model output is untrusted, so every step is bounded:
   XXE and billion-laughs documents are rejected before anything is expanded or fetched;
 - documents with more than MAX_ELEMENTS elements are rejected after parsing.
 
-Rendering is not here (see evalsuite/svg_render.py): grading never draws anything.
+Rendering is not here (see evalsuite/svg/render.py): grading never draws anything.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from markupsafe import escape
 from test_svg_grader import NS, PELICAN
 from test_svg_render import RED_SQUARE, svg_run
 
-from evalsuite.svg_render import png_size
+from evalsuite.svg.render import png_size
 
 pytest.importorskip("cairosvg", reason="cairosvg is needed to render")
 

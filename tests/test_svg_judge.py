@@ -11,7 +11,7 @@ import pytest
 from test_svg_grader import PELICAN
 from test_svg_render import svg_run
 
-from evalsuite.svg_judge import JUDGE_FILE, RUBRIC, parse_judge_reply, read_judge
+from evalsuite.svg.judge import JUDGE_FILE, RUBRIC, parse_judge_reply, read_judge
 
 web = pytest.importorskip("aiohttp.web", reason="aiohttp is needed for the stub judge server")
 pytest.importorskip("openai", reason="the judge uses the openai SDK")
@@ -68,7 +68,7 @@ def stub_judge() -> Iterator[tuple[str, list[dict[str, Any]]]]:
 
 
 def test_judge_run_writes_scores_beside_the_records(tmp_path, stub_judge):
-    from evalsuite.svg_judge import judge_run
+    from evalsuite.svg.judge import judge_run
 
     url, requests = stub_judge
     run = svg_run(tmp_path / "run", {"svg/pelican-bicycle": f"```svg\n{PELICAN}\n```", "svg/teapot": "no"})

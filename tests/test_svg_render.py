@@ -11,7 +11,7 @@ import pytest
 
 from test_svg_grader import NS, PELICAN, fifo_never_opened
 
-from evalsuite.svg_render import (MAX_DATA_URI_BYTES, RENDER_SIZE, png_size, read_render_index, render_in_process,
+from evalsuite.svg.render import (MAX_DATA_URI_BYTES, RENDER_SIZE, png_size, read_render_index, render_in_process,
                                   render_path, render_run, render_svg)
 
 Image = pytest.importorskip("PIL.Image", reason="Pillow (a cairosvg dependency) is needed to read the PNGs")

@@ -58,8 +58,8 @@ def _svg_facts(record: dict[str, Any]) -> dict[str, Any]:
 
 def _load_views(run_dirs: Sequence[Path], render: bool, size: int, timeout_s: float,
                 progress: Callable[[str], None] | None) -> list[RunView]:
-    from ..svg_judge import read_judge
-    from ..svg_render import read_render_index, render_run
+    from ..svg.judge import read_judge
+    from ..svg.render import read_render_index, render_run
 
     views = []
     for run_dir in run_dirs:
@@ -179,7 +179,7 @@ def write_gallery(run_dirs: Sequence[str | os.PathLike], output: str | os.PathLi
                   size: int | None = None, timeout_s: float | None = None, title: str = "SVG gallery",
                   progress: Callable[[str], None] | None = None) -> Path:
     """Render what is missing (unless render=False), then write the gallery page."""
-    from ..svg_render import RENDER_SIZE, RENDER_TIMEOUT_S
+    from ..svg.render import RENDER_SIZE, RENDER_TIMEOUT_S
 
     views = _load_views([Path(d) for d in run_dirs], render, size or RENDER_SIZE,
                         timeout_s or RENDER_TIMEOUT_S, progress)

@@ -96,7 +96,7 @@ def _base_url(endpoint: str) -> str:
 
 def read_judge(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """RUN/judge.jsonl as id -> result (the last line per id wins); {} when absent."""
-    from .store import iter_record_lines
+    from ..store import iter_record_lines
 
     path = Path(run_dir) / JUDGE_FILE
     return {r["id"]: r for r in iter_record_lines(path)}
@@ -108,8 +108,8 @@ def judge_run(run_dir: str | os.PathLike, endpoint: str, model: str | None = Non
     """Ask the judge about every record with a valid SVG; write RUN/judge.jsonl (atomically)."""
     from openai import OpenAI
 
-    from .graders.svg import analyse_svg
-    from .store import load_run
+    from ..graders.svg import analyse_svg
+    from ..store import load_run
 
     run_dir = Path(run_dir)
     run = load_run(run_dir)

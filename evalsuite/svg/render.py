@@ -211,7 +211,7 @@ def render_svg(document: str, size: int = RENDER_SIZE, timeout_s: float = RENDER
     cleaned = tostring(root, encoding="utf-8")
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "evalsuite.svg_render", "--worker", str(size)],
+            [sys.executable, "-m", "evalsuite.svg.render", "--worker", str(size)],
             input=cleaned, capture_output=True, timeout=timeout_s,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         )
@@ -320,7 +320,7 @@ def render_run(run_dir: str | os.PathLike, size: int = RENDER_SIZE, timeout_s: f
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--worker":
         raise SystemExit(_worker_main(int(sys.argv[2])))
-    raise SystemExit("usage: python -m evalsuite.svg_render --worker SIZE (internal; use `evalsuite svg-render RUN`)")
+    raise SystemExit("usage: python -m evalsuite.svg.render --worker SIZE (internal; use `evalsuite svg-render RUN`)")
 
 
 def svg_render_main(run_dir: Path, size: int = RENDER_SIZE, timeout: float = RENDER_TIMEOUT_S, force: bool = False,
@@ -328,7 +328,7 @@ def svg_render_main(run_dir: Path, size: int = RENDER_SIZE, timeout: float = REN
                     judge_api_key_env: str = "OPENAI_API_KEY", echo: Callable[[str], None] = print) -> int:
     """The `evalsuite svg-render` command: render each SVG answer (and optionally judge it); 2
     when the folder cannot be read."""
-    from .store import RunFolderError
+    from ..store import RunFolderError
 
     try:
         entries = render_run(run_dir, size=size, timeout_s=timeout, force=force)
@@ -341,7 +341,7 @@ def svg_render_main(run_dir: Path, size: int = RENDER_SIZE, timeout: float = REN
     blank = sum(1 for e in entries if e.blank)
     echo(f"{run_dir}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + f"; {blank} blank")
     if judge_endpoint:
-        from .svg_judge import judge_run
+        from .judge import judge_run
 
         results = judge_run(run_dir, judge_endpoint, judge_model, api_key=os.environ.get(judge_api_key_env))
         scored = [r.score for r in results if r.score is not None]
