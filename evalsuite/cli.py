@@ -275,7 +275,7 @@ def sweep(
 ) -> None:
     """One managed server and one run per setting (e.g. per quant), then the compare table and a report.
     Every other option is passed to each `evalsuite run` as typed (--limit, --data-dir, --max-tokens, ...)."""
-    from .sweep import sweep_main
+    from .serve.sweep import sweep_main
 
     raise typer.Exit(sweep_main(pack, serve, set_, settings, list(ctx.args), run_command=_run_command, run_dir=run_dir,
                                 resume=resume, report=report, quiet="--quiet" in ctx.args or "-q" in ctx.args))

@@ -23,7 +23,7 @@ GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
 # the run machinery: it calls endpoints, runs packs or parses the command line
 RUN_MACHINERY = ("evalsuite.cli", "evalsuite.run.runner", "evalsuite.run.settings", "evalsuite.run.items", "evalsuite.run.records",
                  "evalsuite.run.scheduler", "evalsuite.run.grading",
-                 "evalsuite.client.endpoint", "evalsuite.client.stream", "evalsuite.serve", "evalsuite.sweep",
+                 "evalsuite.client.endpoint", "evalsuite.client.stream", "evalsuite.serve", "evalsuite.serve.sweep",
                  "evalsuite.judge", "evalsuite.engines") + tuple(
     f"evalsuite.{package}.{p.stem}" for package in ("engines", "serve")
     for p in sorted((ROOT / package).glob("*.py")) if p.stem != "__init__")

@@ -96,7 +96,7 @@ def test_a_sweep_refuses_what_it_cannot_run(tmp_path, data_dir, models):
 
 
 def test_settings_from_a_toml_file(tmp_path):
-    from evalsuite.sweep import make_settings, read_settings_file
+    from evalsuite.serve.sweep import make_settings, read_settings_file
 
     path = tmp_path / "s.toml"
     path.write_text('[set]\nmodel = ["a/q4.gguf", "a/iq3_s.gguf"]\nctx = [4096, 8192]\n'

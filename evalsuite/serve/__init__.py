@@ -4,7 +4,7 @@
 
 The command is split like a shell would (shlex; leading NAME=value words set environment
 variables; no shell runs it), `{port}` is filled with a free loopback port (or the port named by
-`--port N` is used), and `{name}` placeholders are filled from a sweep's values (evalsuite.sweep).
+`--port N` is used), and `{name}` placeholders are filled from a sweep's values (evalsuite.serve.sweep).
 The server runs in its own session and process group, its stdout/stderr appended to
 RUN_DIR/server.log, its PID in RUN_DIR/server.pid. It is ready when GET /v1/models lists models
 (and /health, where the server has one, does not say 503 "loading"). It is stopped — SIGTERM to

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .client.errors import UsageError
-from .store import MANIFEST, read_manifest, write_json_atomic
+from ..client.errors import UsageError
+from ..store import MANIFEST, read_manifest, write_json_atomic
 
 SWEEP_FILE = "sweep.json"
 RESERVED = ("port",)
@@ -149,7 +149,7 @@ def sweep_root(run_dir: Path | None, resume: Path | None, pack: str) -> Path:
 
 
 def check_placeholders(serve: str, settings: Sequence[Setting]) -> None:
-    from .serve.command import _PLACEHOLDER
+    from .command import _PLACEHOLDER
 
     used = set(_PLACEHOLDER.findall(serve)) - set(RESERVED)
     given = {k for k, _ in settings[0].values}
@@ -195,7 +195,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
     """The `evalsuite sweep` command: 0 all finished cleanly, 1 some items ended in errors, 2 bad
     usage, 3 / 130 a run stopped or was interrupted (started again, the sweep goes on from there).
     `run_command(args)`: `evalsuite run ARGS` in this process, its exit code (from the CLI)."""
-    from .serve.command import fill_placeholders
+    from .command import fill_placeholders
 
     try:
         if resume and run_dir:
@@ -240,8 +240,8 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
                   f"To go on: the same command with --resume {root}", file=sys.stderr)
             return code
     folders = [root / s.folder for s in settings]
-    from .analysis.compare_tables import compare_main
-    from .analysis.report import report_main
+    from ..analysis.compare_tables import compare_main
+    from ..analysis.report import report_main
 
     print(f"\nsweep of {len(settings)} settings in {root}:")
     compare_main(folders, json_path=root / "compare.json")
