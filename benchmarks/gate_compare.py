@@ -6,7 +6,7 @@
 Writes two run folders directly in the record format (docs/records.md; no logprobs) into a
 temporary folder, then times, each the median of --runs:
   * load: reading both run folders (evalsuite.store.load_run);
-  * gate: evalsuite.analysis.gate.evaluate (loads both runs itself, pairs, exact McNemar, power);
+  * gate: evalsuite.analysis.gate.decide.evaluate (loads both runs itself, pairs, exact McNemar, power);
   * compare: compare_runs + format_comparison on the loaded runs (Wilson, exact McNemar, subsets);
   * mcnemar: the exact two-sided binomial p alone, at the run's discordant count;
   * mcnemar_bigint: the earlier big-integer implementation (sum of math.comb) at the same count,
@@ -117,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from evalsuite.analysis.compare import compare_runs
     from evalsuite.analysis.compare_tables import format_comparison
-    from evalsuite.analysis.gate import evaluate
-    from evalsuite.analysis.gate_settings import GateSettings
+    from evalsuite.analysis.gate.decide import evaluate
+    from evalsuite.analysis.gate.settings import GateSettings
     from evalsuite.analysis.stats import binomial_two_sided_p, mcnemar_exact
     from evalsuite.store import load_run
 

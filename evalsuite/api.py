@@ -5,7 +5,7 @@
     a.records                      # pandas DataFrame, one row per item
     a.tokens("main/3")             # pyarrow Table: that item's token stream
     evalsuite.compare(a, b)        # analysis.compare.Comparison (a dataclass; .to_dict())
-    evalsuite.gate(a, b, max_drop=2.0)     # analysis.gate_checks.GateResult
+    evalsuite.gate(a, b, max_drop=2.0)     # analysis.gate.checks.GateResult
     evalsuite.diff(a, b)           # lossless.runs.DiffResult
 
 These wrap the functions the commands use; nothing here prints. pandas and pyarrow are imported
@@ -126,13 +126,13 @@ def compare(*runs: RunLike, alpha: float = 0.05, use_judge: bool = False):
 
 def gate(baseline: RunLike, candidate: RunLike, *, max_drop: float, alpha: float = 0.05, min_items: int = 1,
          max_errors: str | float | None = None, allow_underpowered: bool = False, use_judge: bool = False):
-    """`evalsuite gate` as data: analysis.gate_checks.GateResult (code 0 pass / 1 fail, line, checks,
-    details). Unusable input raises analysis.gate_settings.GateInputError. No pyproject values are read:
+    """`evalsuite gate` as data: analysis.gate.checks.GateResult (code 0 pass / 1 fail, line, checks,
+    details). Unusable input raises analysis.gate.settings.GateInputError. No pyproject values are read:
     every setting is an argument."""
     import tempfile
 
-    from .analysis.gate import evaluate
-    from .analysis.gate_settings import resolve_settings
+    from .analysis.gate.decide import evaluate
+    from .analysis.gate.settings import resolve_settings
 
     def folder(x: RunLike) -> Path:
         return x.path if isinstance(x, (RunData, Run)) else Path(x)

@@ -65,7 +65,7 @@ def test_gate_and_compare_return_data(tmp_path):
     assert result.code == 1 and result.details["b"] == 2 and result.details["errors_excluded"] == 1
     cmp = evalsuite.compare(str(off), str(on))
     assert cmp.runs[0].accuracy == 1.0 and cmp.pairs[0].delta_pp == pytest.approx(-100 * 2 / 19)
-    from evalsuite.analysis.gate_settings import GateInputError
+    from evalsuite.analysis.gate.settings import GateInputError
     with pytest.raises(GateInputError):
         evalsuite.gate(off, tmp_path / "missing", max_drop=1.0)
 

@@ -69,7 +69,7 @@ def test_not_greedy_candidate_is_named(tmp_path):
 def test_not_greedy_gate_does_not_count_it_as_real(tmp_path):
     import io
 
-    from evalsuite.analysis.gate import gate_main
+    from evalsuite.analysis.gate.decide import gate_main
 
     result, _ = _not_greedy_pair(tmp_path)
     (tmp_path / "d.json").write_text(json.dumps(result.to_dict()))

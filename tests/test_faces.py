@@ -10,7 +10,7 @@ from pathlib import Path
 from runfactory import make_run, rec, runs_from_outcomes
 
 from evalsuite.lossless.runs import diff_runs, format_diff
-from evalsuite.analysis.gate import gate_main
+from evalsuite.analysis.gate.decide import gate_main
 from evalsuite.analysis.summary import format_summary, summarize
 from evalsuite.store import load_run
 

@@ -11,7 +11,7 @@ import pytest
 
 from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
 
-from evalsuite.analysis.gate import gate_main
+from evalsuite.analysis.gate.decide import gate_main
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is needed to check the p-values")
 

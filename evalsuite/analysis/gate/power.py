@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .gate_checks import _pp
-from .gate_settings import GateSettings
-from .stats import binomial_two_sided_p
+from .checks import _pp
+from .settings import GateSettings
+from ..stats import binomial_two_sided_p
 
 # ---------------------------------------------------------------------------- power
 

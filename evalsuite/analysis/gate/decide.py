@@ -19,8 +19,8 @@ the diff's counts only. With --equivalence-margin M it passes only when the pair
 difference's (1 − 2α) interval lies inside ±M (two one-sided tests): equivalent, worse, better,
 or undecided with the paired items needed. --json writes the verdict and its figures.
 
-The rooms: gate_settings.py (values and their checks), gate_checks.py (each check and the
-result), gate_power.py (what the items can detect), gate_junit.py (the JUnit report); here, the
+The rooms: settings.py (values and their checks), checks.py (each check and the
+result), power.py (what the items can detect), junit.py (the JUnit report); here, the
 decision over two runs (or a diff alone) and the command.
 """
 from __future__ import annotations
@@ -30,13 +30,13 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from ..store import RunFolderError, bulky, load_run
-from .paired import paired
-from .gate_checks import (Check, GateResult, _errors, accuracy_check, diff_counts, divergence_checks,
+from ...store import RunFolderError, bulky, load_run
+from ..paired import paired
+from .checks import (Check, GateResult, _errors, accuracy_check, diff_counts, divergence_checks,
                           equivalence_check, errors_check, read_diff_json)
-from .gate_junit import junit_xml
-from .gate_power import power, underpowered
-from .gate_settings import GateInputError, GateSettings, resolve_settings
+from .junit import junit_xml
+from .power import power, underpowered
+from .settings import GateInputError, GateSettings, resolve_settings
 
 PASS, FAIL, UNUSABLE = 0, 1, 2
 
@@ -50,7 +50,7 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
         cand = load_run(candidate, drop=bulky(keep=("answer", "reasoning")))
     except RunFolderError as e:
         raise GateInputError(f"candidate: {e}") from None
-    from .sampling_compare import gate_sampled, handles
+    from ..sampling_compare import gate_sampled, handles
 
     if handles((base, cand)):   # sampled runs: paired on success rates (docs/sampling.md)
         try:
@@ -70,7 +70,7 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     if fp_b != fp_c:
         raise GateInputError(f"different items: baseline fingerprint {fp_b[:12]} vs candidate {fp_c[:12]} "
                              f"(run both on the same pack, subsets, seed and limit)")
-    from .judged import judge_note
+    from ..judged import judge_note
 
     (base, cand), judge_words = judge_note([base, cand], s.use_judge)
     ids_b, ids_c = base.by_id, cand.by_id
@@ -81,7 +81,7 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
                              f"finish it with --resume")
     diff_data = read_diff_json(s.diff) if s.diff is not None else None
     if diff_data is not None:
-        from ..lossless.diff_json import diff_json_mismatch
+        from ...lossless.diff_json import diff_json_mismatch
 
         diff_counts(diff_data, s.diff, required=("real",))
 
@@ -184,7 +184,7 @@ def gate_main(
     use_judge: bool = False,
 ) -> int:
     """The `evalsuite gate` command. Prints one line; returns 0 pass, 1 fail, 2 unusable."""
-    from .outputs import OutputError, check_writable
+    from ..outputs import OutputError, check_writable
 
     out = out or sys.stdout
     for path, option in ((junit, "--junit"), (json_path, "--json")):

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .paired import Paired, paired_equivalence
-from .gate_settings import GateInputError, GateSettings
-from .stats import Equivalence
+from ..paired import Paired, paired_equivalence
+from .settings import GateInputError, GateSettings
+from ..stats import Equivalence
 
 DIFF_COUNT_KEYS = ("identical", "near_tie", "suspicious", "real", "not_greedy", "cut_prefix", "undetermined",
                    "hidden_drift", "retokenised")

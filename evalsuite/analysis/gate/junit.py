@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .gate_checks import Check, GateResult
+from .checks import Check, GateResult
 
 # ---------------------------------------------------------------------------- JUnit
 
