@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
 
-    from evalsuite.analysis.compare import compare_runs
-    from evalsuite.analysis.compare_tables import format_comparison
+    from evalsuite.analysis.compare.comparison import compare_runs
+    from evalsuite.analysis.compare.tables import format_comparison
     from evalsuite.analysis.gate.decide import evaluate
     from evalsuite.analysis.gate.settings import GateSettings
     from evalsuite.analysis.stats import binomial_two_sided_p, mcnemar_exact

@@ -117,7 +117,7 @@ def _run(x: RunLike) -> Run:
 def compare(*runs: RunLike, alpha: float = 0.05, use_judge: bool = False):
     """`evalsuite compare` as data: analysis.compare.Comparison (runs[1:] each against runs[0]).
     Rule verdicts unless use_judge (then outcomes follow the judge where it decided)."""
-    from .analysis.compare import compare_runs
+    from .analysis.compare.comparison import compare_runs
     from .analysis.judged import judge_note
 
     loaded, _ = judge_note([_run(r) for r in runs], use_judge)

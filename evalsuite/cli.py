@@ -338,7 +338,7 @@ def compare(
     use_judge: bool = typer.Option(False, help="Count the judge's verdict where it decided (default: rule verdicts only)."),
 ) -> None:
     """Accuracy (Wilson 95%), exact McNemar vs the first run, per-subset deltas, reasoning length and time to solution."""
-    from .analysis.compare_tables import compare_main
+    from .analysis.compare.tables import compare_main
 
     raise typer.Exit(compare_main(runs, sweep_key=sweep, alpha=alpha, plots_dir=plots, json_path=json_out,
                                   equivalence_margin=equivalence_margin, first_correct=first_correct,

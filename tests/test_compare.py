@@ -11,14 +11,14 @@ import pytest
 from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
 
 from evalsuite.analysis import stats
-from evalsuite.analysis.compare import (
+from evalsuite.analysis.compare.comparison import (
     CompareError,
     compare_runs,
     load_runs,
 )
-from evalsuite.analysis.compare_sweep import lookup, sweep
+from evalsuite.analysis.compare.sweep import lookup, sweep
 from evalsuite.analysis.run_stats import DERIVED_HOW
-from evalsuite.analysis.compare_tables import compare_main
+from evalsuite.analysis.compare.tables import compare_main
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is needed to check the statistics")
 

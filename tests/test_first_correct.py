@@ -69,7 +69,7 @@ def test_bounded_in_count_and_time():
 
 
 def test_compare_says_found_later_or_checked_longer(tmp_path):
-    from evalsuite.analysis.compare_tables import compare_main
+    from evalsuite.analysis.compare.tables import compare_main
 
     quick = "Six sevens. So 6 times 7 is 42.\n"
     checks = "".join(f"Check {i}: yes, still fine.\n" for i in range(30))
@@ -110,7 +110,7 @@ def test_pairs_use_items_found_in_both():
 
 
 def test_unknown_pack_and_time_bound_are_said(tmp_path):
-    from evalsuite.analysis.compare_tables import compare_main
+    from evalsuite.analysis.compare.tables import compare_main
 
     reasoning = "Six sevens. So 6 times 7 is 42.\n"
     a = make_run(tmp_path / "a", pack="no-such-pack", records=[rec("main/0", reasoning=reasoning, reasoning_tokens=9)])

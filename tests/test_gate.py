@@ -459,7 +459,7 @@ def test_equivalence_worse_and_with_max_drop(tmp_path):
 
 
 def test_compare_says_equivalence(tmp_path):
-    from evalsuite.analysis.compare_tables import compare_main
+    from evalsuite.analysis.compare.tables import compare_main
 
     a, b = paired_outcomes(both_right=70, a_only=2, b_only=2, both_wrong=26)
     base, cand = runs_from_outcomes(tmp_path / "small", {"baseline": a, "candidate": b})

@@ -59,7 +59,7 @@ def test_looped_needs_max_tokens():
 
 
 def test_looped_in_show_summary_and_compare(tmp_path):
-    from evalsuite.analysis.compare_tables import compare_main
+    from evalsuite.analysis.compare.tables import compare_main
 
     records = [rec("main/0", "correct"), rec("main/1", "truncated", answer=REPEATED_SENTENCE, completion_tokens=4096),
                rec("main/2", "truncated", answer="ran out of room"), rec("main/3", "wrong")]

@@ -26,7 +26,7 @@ def free_port() -> int:
 # ----------------------------------------------------------------------------- #4 run names
 
 def test_runs_from_lossless_folders_are_told_apart_by_the_path_that_differs(tmp_path):
-    from evalsuite.analysis.compare import unique_names
+    from evalsuite.analysis.compare.comparison import unique_names
 
     # `lossless` labels its two runs "baseline" and "candidate", in folders of those names
     paths = [make_run(tmp_path / "lossless1" / "baseline", "gsm8k", records=[rec("main/0")], label="baseline"),
@@ -179,7 +179,7 @@ def test_report_header_cuts_a_long_extracted_answer():
 
 
 def _comparison(tmp_path, runs: dict[str, list[dict]]):
-    from evalsuite.analysis.compare import compare_runs
+    from evalsuite.analysis.compare.comparison import compare_runs
 
     return compare_runs([load_run(make_run(tmp_path / name, "math500", records=recs, label=name))
                          for name, recs in runs.items()])

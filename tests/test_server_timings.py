@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from runfactory import make_run, rec
 
-from evalsuite.analysis.compare import compare_runs
+from evalsuite.analysis.compare.comparison import compare_runs
 from evalsuite.analysis.run_stats import server_seconds
-from evalsuite.analysis.compare_tables import format_comparison
+from evalsuite.analysis.compare.tables import format_comparison
 from evalsuite.store import load_run
 
 

@@ -11,7 +11,7 @@ import re
 
 from runfactory import make_run, rec
 
-from evalsuite.analysis.compare_tables import compare_main
+from evalsuite.analysis.compare.tables import compare_main
 
 
 def _runs(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .compare import Comparison
+    from .compare.comparison import Comparison
 
 
 def _pyplot() -> Any:

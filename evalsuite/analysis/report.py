@@ -16,8 +16,8 @@ from typing import Any, Mapping, Sequence, TextIO
 
 from ..store import Run, RunFolderError
 from ..pages.cards import divergence_card, is_divergence, sort_divergences
-from .compare import CompareError, Comparison, compare_runs, load_runs
-from .compare_tables import accuracy_rows, reasoning_notes, reasoning_rows, subset_rows
+from .compare.comparison import CompareError, Comparison, compare_runs, load_runs
+from .compare.tables import accuracy_rows, reasoning_notes, reasoning_rows, subset_rows
 from .run_stats import is_correct, is_error
 from ..pages.page import clip, number, render, seconds
 

@@ -1,6 +1,6 @@
 """`compare` and `gate` on sampled runs (`run --samples N`): paired per item on success rates.
 
-gate.evaluate and compare_tables.compare_main hand a pair of runs here when either is sampled
+gate/decide.py (evaluate) and compare/tables.py (compare_main) hand a pair of runs here when either is sampled
 (`handles`); a sampled run against a greedy one is refused with the reason. The estimators and
 the test are in analysis/sampling.py and docs/sampling.md.
 """

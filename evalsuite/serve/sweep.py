@@ -240,7 +240,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
                   f"To go on: the same command with --resume {root}", file=sys.stderr)
             return code
     folders = [root / s.folder for s in settings]
-    from ..analysis.compare_tables import compare_main
+    from ..analysis.compare.tables import compare_main
     from ..analysis.report import report_main
 
     print(f"\nsweep of {len(settings)} settings in {root}:")

@@ -174,9 +174,9 @@ def test_rescore_gives_exact_margins_outside_the_recorded_top_k(tmp_path, data_d
 
 @pytest.mark.slow
 def test_compare_takes_time_to_solution_from_server_timings(tmp_path, data_dir, baseline_server):
-    from evalsuite.analysis.compare import compare_runs
+    from evalsuite.analysis.compare.comparison import compare_runs
     from evalsuite.analysis.run_stats import server_seconds
-    from evalsuite.analysis.compare_tables import format_comparison
+    from evalsuite.analysis.compare.tables import format_comparison
     from evalsuite.store import load_run
 
     # concurrency 4 on a one-slot server: requests queue, so the client's latency includes the

@@ -6,9 +6,9 @@ deltas, the reasoning-length table (tokens, thinking share, speed, time-to-solut
 one-line verdict. `--sweep KEY` adds one table of all runs in the order of a setting.
 
 
-The rooms: run_stats.py (one run's figures), paired.py (each run against the first),
-compare_sweep.py (--sweep KEY); here, the items the runs share, the comparison assembled from
-those, and its one-line verdict. compare_tables.py and plots.py draw it.
+The rooms: ../run_stats.py (one run's figures), ../paired.py (each run against the first),
+sweep.py (--sweep KEY); here, the items the runs share, the comparison assembled from
+those, and its one-line verdict. tables.py and ../plots.py draw it.
 
 Reads run folders only (docs/records.md); never calls an endpoint. See docs/compare.md.
 """
@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..store import Run, bulky, load_run
-from .paired import Paired, paired
-from .run_stats import RunStats, run_stats
+from ...store import Run, bulky, load_run
+from ..paired import Paired, paired
+from ..run_stats import RunStats, run_stats
 
 class CompareError(ValueError):
     """Runs that cannot be compared (no items in common, a sweep key a run lacks, ...)."""

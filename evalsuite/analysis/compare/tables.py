@@ -1,7 +1,7 @@
 """Words for a comparison: the plain-text tables, `evalsuite compare`'s printout and its --plots/--json.
 
 The comparison itself (alignment, per-run statistics, paired tests, sweeps) is computed in
-compare.py (with run_stats.py, paired.py, compare_sweep.py), which knows nothing of how it is shown; this module and plots.py draw it.
+comparison.py (with ../run_stats.py, ../paired.py, sweep.py), which knows nothing of how it is shown; this module and ../plots.py draw it.
 """
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from ..store import RunFolderError
-from .text_table import render_table
-from .compare import (
+from ...store import RunFolderError
+from ..text_table import render_table
+from .comparison import (
     COMPARE_DROP,
     CompareError,
     Comparison,
@@ -23,8 +23,8 @@ from .compare import (
     fmt_ratio,
     load_runs,
 )
-from .compare_sweep import Sweep, sweep
-from .paired import Paired
+from .sweep import Sweep, sweep
+from ..paired import Paired
 
 def accuracy_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     headers = ["run", "items", "correct", "wrong", "unextr.", "trunc.", "errors", "accuracy", "95% CI (Wilson)",
@@ -133,7 +133,7 @@ def format_comparison(cmp: Comparison) -> str:
 def equivalence_lines(cmp: Comparison, margin_pp: float) -> tuple[list[str], list[dict[str, Any]]]:
     """Each run against the first: the TOST verdict at ±margin_pp (docs/compare.md), as lines
     and as JSON objects."""
-    from .paired import paired_equivalence
+    from ..paired import paired_equivalence
 
     lines, data = [], []
     for pair in cmp.pairs:
@@ -149,8 +149,8 @@ def equivalence_lines(cmp: Comparison, margin_pp: float) -> tuple[list[str], lis
 def first_correct_section(runs: Sequence[Any], cmp: Comparison) -> tuple[list[str], dict[str, Any]]:
     """Tokens to the first correct answer inside the reasoning (analysis/first_correct.py), per
     run over its correct items with reasoning, and each run against the first."""
-    from .first_correct import first_correct_run, pair_first_correct
-    from .stats import median
+    from ..first_correct import first_correct_run, pair_first_correct
+    from ..stats import median
 
     lines, data = [], {"runs": [], "pairs": []}
     results = []
@@ -240,7 +240,7 @@ def compare_main(
         print(f"compare: --equivalence-margin must be > 0 points with --alpha below 0.5, got margin "
               f"{equivalence_margin:g}, alpha {alpha:g}", file=err)
         return 2
-    from .outputs import OutputError, check_writable
+    from ..outputs import OutputError, check_writable
 
     try:
         if plots_dir is not None:
@@ -252,11 +252,11 @@ def compare_main(
         return 2
     try:
         runs = load_runs(paths, drop=COMPARE_DROP)   # as `report` loads them: both time the runs alike
-        from .sampling_compare import compare_sampled_main, handles
+        from ..sampling_compare import compare_sampled_main, handles
 
         if handles(runs):   # sampled runs: paired on success rates (docs/sampling.md)
             return compare_sampled_main(runs, alpha, json_path, out, err, sweep_key, plots_dir)
-        from .judged import judge_note
+        from ..judged import judge_note
 
         runs, note = judge_note(runs, use_judge)   # rule verdicts unless --use-judge: said either way
         if note:
@@ -289,7 +289,7 @@ def compare_main(
         print("", file=out)
         print(format_sweep(sw), file=out)
     if plots_dir is not None:
-        from .plots import write_plots   # matplotlib only when plots are asked for
+        from ..plots import write_plots   # matplotlib only when plots are asked for
 
         for path in write_plots(cmp, Path(plots_dir)):
             print(f"plot: {path}", file=out)

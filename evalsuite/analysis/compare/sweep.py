@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..store import Run
-from .compare import CompareError, Comparison, compare_runs
-from .paired import Paired
-from .run_stats import RunStats
+from ...store import Run
+from .comparison import CompareError, Comparison, compare_runs
+from ..paired import Paired
+from ..run_stats import RunStats
 
 # ---------------------------------------------------------------------------- sweeps
 
