@@ -22,7 +22,7 @@ import pytest
 from fault_server import FaultServer, prompt_key
 from sampling_stub import SamplingStub
 
-from evalsuite.analysis.sampling import ks_for, majority, pass_at_k
+from evalsuite.analysis.sampling.estimators import ks_for, majority, pass_at_k
 
 
 def gsm8k_items(data_dir: Path, n: int):

@@ -206,10 +206,10 @@ def report_main(
             why = diff_json_mismatch_any(Path(diff), runs)
             if why:
                 raise CompareError(f"--diff {diff}: {why}")
-        from .sampling_compare import handles
+        from .sampling.compare import handles
 
         if handles(runs):   # sampled runs: rates, pass@k curves, paired rates (docs/sampling.md)
-            from .sampling_report import build_sampled_report
+            from .sampling.report import build_sampled_report
 
             try:
                 page = build_sampled_report(runs, runs_table(runs, [r.name for r in runs]), alpha=alpha, title=title)

@@ -113,7 +113,7 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
     judged = judge_summary(records)
     if judged:
         summary["judge"] = judged
-    from .sampling import is_sampled
+    from .sampling.estimators import is_sampled
 
     if is_sampled(manifest, records):
         _sampled(summary, manifest, records)
@@ -123,7 +123,7 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
 def _sampled(summary: dict[str, Any], manifest: dict[str, Any], records: list[dict[str, Any]]) -> None:
     """A sampled run (docs/sampling.md): the counts above count answers; items are the unit of
     accuracy (avg@N) and of its interval, per subset too; `sampling` holds pass@k and maj@N."""
-    from .sampling import sampling_summary
+    from .sampling.estimators import sampling_summary
 
     sampling = sampling_summary(manifest, records)
     summary["sampling"] = sampling
@@ -157,7 +157,7 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     lines.append(f"items {summary['n_items']}" + (f" of {n_planned}" if n_planned and n_planned != summary["n_items"] else "")
                  + f" | status {summary.get('status')}")
     if summary.get("sampling"):
-        from .sampling import format_sampling
+        from .sampling.estimators import format_sampling
 
         lines.append(format_sampling(summary["sampling"]))
     else:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..analysis.sampling import NO_ANSWER, by_item, refuse_mixed, samples_of, vote_key
+from ..analysis.sampling.estimators import NO_ANSWER, by_item, refuse_mixed, samples_of, vote_key
 
 N_PERMUTATIONS = 2000
 POWER = 0.8
@@ -218,7 +218,7 @@ def first_token(run: Any, record: Mapping[str, Any]) -> str | None:
 
 def sampled_diff(base: Any, cand: Any, alpha: float = 0.05, n_permutations: int = N_PERMUTATIONS) -> SampledDiff:
     """Raises ValueError when the runs cannot be tested against each other."""
-    from ..analysis.sampling_compare import check_pair
+    from ..analysis.sampling.compare import check_pair
 
     notes = check_pair(base, cand)
     ga, gb = by_item(base.records), by_item(cand.records)

@@ -252,7 +252,7 @@ def compare_main(
         return 2
     try:
         runs = load_runs(paths, drop=COMPARE_DROP)   # as `report` loads them: both time the runs alike
-        from ..sampling_compare import compare_sampled_main, handles
+        from ..sampling.compare import compare_sampled_main, handles
 
         if handles(runs):   # sampled runs: paired on success rates (docs/sampling.md)
             return compare_sampled_main(runs, alpha, json_path, out, err, sweep_key, plots_dir)

@@ -50,7 +50,7 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
         cand = load_run(candidate, drop=bulky(keep=("answer", "reasoning")))
     except RunFolderError as e:
         raise GateInputError(f"candidate: {e}") from None
-    from ..sampling_compare import gate_sampled, handles
+    from ..sampling.compare import gate_sampled, handles
 
     if handles((base, cand)):   # sampled runs: paired on success rates (docs/sampling.md)
         try:

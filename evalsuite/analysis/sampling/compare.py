@@ -2,7 +2,7 @@
 
 gate/decide.py (evaluate) and compare/tables.py (compare_main) hand a pair of runs here when either is sampled
 (`handles`); a sampled run against a greedy one is refused with the reason. The estimators and
-the test are in analysis/sampling.py and docs/sampling.md.
+the test are in estimators.py and docs/sampling.md.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import math
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from .text_table import render_table
-from .sampling import (ItemSamples, describe_run, figures, items_of, ks_for, paired_rates, refuse_mixed,
+from ..text_table import render_table
+from .estimators import (ItemSamples, describe_run, figures, items_of, ks_for, paired_rates, refuse_mixed,
                        samples_of, setting_notes, is_sampled)
 
 

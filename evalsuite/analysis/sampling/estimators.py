@@ -5,7 +5,7 @@ estimators and tests are in docs/sampling.md.
 A sampled run holds N records per item (field `sample`, 0..N-1). Items, not samples, are the
 unit of every interval and test: the N answers to one question are not N independent questions.
 scipy is imported only by the permutation test (never on `evalsuite --help`, nor in a run's summary:
-the t and normal quantiles are stats.py's, checked against scipy by the tests).
+the t and normal quantiles are ../stats.py's, checked against scipy by the tests).
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..store import SAMPLE_FIELD
-from .stats import normal_quantile, t_quantile, wilson
+from ...store import SAMPLE_FIELD
+from ..stats import normal_quantile, t_quantile, wilson
 
 MAX_VOTE_TEXT = 300   # an extracted answer longer than this is voted on as is, not normalised
 CORRECT_VOTE = "\x00correct"   # every answer the grader judged equal to the gold: one class
@@ -66,7 +66,7 @@ def vote_key(record: Mapping[str, Any]) -> str | None:
 def _canonical(extracted: str) -> str:
     # N samples of an item repeat their answers: each distinct text is normalised once (~75 µs)
     try:
-        from ..graders.normalise import normalise, plain_key
+        from ...graders.normalise import normalise, plain_key
 
         return plain_key(normalise(extracted).text)
     except Exception:   # a normaliser failure must not lose the vote

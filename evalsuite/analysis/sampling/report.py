@@ -8,7 +8,7 @@ import base64
 import io
 from typing import Any, Sequence
 
-from .sampling_compare import compare_sampled
+from .compare import compare_sampled
 
 
 def pass_at_k_curves(data: dict[str, Any]) -> bytes:
@@ -58,7 +58,7 @@ def table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], text_columns: i
 def build_sampled_report(runs: Sequence[Any], runs_rows: dict[str, Any], alpha: float = 0.05,
                          title: str | None = None) -> str:
     """runs_rows: report.runs_table of these runs."""
-    from ..pages.page import render
+    from ...pages.page import render
 
     data = compare_sampled(runs, alpha)
     names = [r["name"] for r in data["runs"]]
