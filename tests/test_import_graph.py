@@ -4,12 +4,17 @@ tasks/ and graders/ live at the top of the repository but install as evalsuite.t
 evalsuite.graders, so the graph is read from all three folders under the names Python imports
 them by. No module reaches itself through its imports; graders import nothing above them; tasks
 never import the core; analyses (which read run folders only) never import the modules that
-call servers or run the CLI, and no analysis but regrade imports tasks. Lazy imports inside
-functions count too: they are read from the source with `ast`, not executed."""
+call servers or run the CLI (run/, engines/, serve/, the client's sending half, the judge), and
+no analysis but regrade imports tasks. Lazy imports inside functions count too: they are read
+from the source with `ast`, not executed. The rooms that are packages list their modules here
+(docs/house.md maps them), so a module added to a room is placed in these rules on purpose."""
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
+
+import pytest
 
 import evalsuite
 import evalsuite.graders
@@ -20,13 +25,38 @@ ROOT = Path(evalsuite.__file__).parent
 FLOORS = {"evalsuite": ROOT, "evalsuite.tasks": Path(evalsuite.tasks.__file__).parent,
           "evalsuite.graders": Path(evalsuite.graders.__file__).parent}
 GRADERS, TASKS = "evalsuite.graders", "evalsuite.tasks"
-# the run machinery: it calls endpoints, runs packs or parses the command line
-RUN_MACHINERY = ("evalsuite.cli", "evalsuite.run.runner", "evalsuite.run.settings", "evalsuite.run.items", "evalsuite.run.records",
-                 "evalsuite.run.scheduler", "evalsuite.run.grading",
-                 "evalsuite.client.endpoint", "evalsuite.client.stream", "evalsuite.serve", "evalsuite.serve.sweep",
-                 "evalsuite.judge", "evalsuite.engines") + tuple(
-    f"evalsuite.{package}.{p.stem}" for package in ("engines", "serve")
-    for p in sorted((ROOT / package).glob("*.py")) if p.stem != "__init__")
+
+
+def modules_of(package: str) -> tuple[str, ...]:
+    """Every module of one package of the core, read from its folder (its __init__ as the
+    package's own name). A glob that finds no module fails at once: a room that moved or was
+    renamed must be named again here, not checked as empty."""
+    folder = ROOT.joinpath(*package.split(".")[1:])
+    found = tuple(package if p.stem == "__init__" else f"{package}.{p.stem}" for p in sorted(folder.glob("*.py")))
+    if not [m for m in found if m != package]:
+        raise AssertionError(f"no module of {package} in {folder}: has the room moved?")
+    return found
+
+
+# The rooms of the core that are packages, each with every one of its modules by name (the
+# test below fails when a module is added, moved or renamed without being listed): a new
+# module is placed in the floors' rules here, on purpose, not by accident of its folder.
+ROOMS = {
+    "evalsuite.run": ("settings", "items", "records", "runner", "scheduler", "grading", "progress", "resume", "manifest"),
+    "evalsuite.client": ("endpoint", "exchange", "stream", "logprobs", "errors"),
+    "evalsuite.svg": ("render", "judge"),
+    "evalsuite.analysis.gate": ("decide", "settings", "checks", "power", "junit"),
+    "evalsuite.analysis.compare": ("comparison", "tables", "sweep"),
+    "evalsuite.analysis.sampling": ("estimators", "compare", "report"),
+}
+# of the client, what analyses may import: the plain values of an exchange, logprob entries as
+# records keep them, the errors (UsageError among them); the rest sends requests
+CLIENT_VALUES = ("evalsuite.client.exchange", "evalsuite.client.logprobs", "evalsuite.client.errors")
+# the run machinery: it calls endpoints, runs packs or parses the command line (every module of
+# run/, engines/ and serve/, sweep.py among them; the client's sending half; the audited judge)
+RUN_MACHINERY = ("evalsuite.cli", "evalsuite.judge") + tuple(
+    m for package in ("evalsuite.run", "evalsuite.engines", "evalsuite.serve", "evalsuite.client")
+    for m in modules_of(package) if m != "evalsuite.client" and m not in CLIENT_VALUES)
 # the analyses that ask an endpoint (the lossless command, rescore's per-position re-scoring,
 # teacher-forced drift on the candidate)
 ASK_ENDPOINTS = ("evalsuite.lossless.command", "evalsuite.lossless.rescore", "evalsuite.lossless.teacher")
@@ -139,11 +169,50 @@ def test_graph_covers_the_three_floors():
         assert name in graph
     assert "evalsuite.lossless.runs" in graph["evalsuite.lossless.command"]   # edges are read
     assert "evalsuite.graders.verdict" in graph["evalsuite.tasks.pack"]       # `from ..graders.verdict import`
-    assert "evalsuite.graders.sandbox" in graph["evalsuite.run.runner"]           # core -> graders
+    assert "evalsuite.graders.sandbox" in graph["evalsuite.run.runner"]       # core -> graders
     assert "evalsuite.graders.parse" in graph["evalsuite.graders.numeric"]    # inside graders/
-    assert {"evalsuite.serve.managed", "evalsuite.engines.detect"} <= set(RUN_MACHINERY) & set(graph)
+    assert {"evalsuite.serve.managed", "evalsuite.engines.detect", "evalsuite.run.runner", "evalsuite.serve.sweep",
+            "evalsuite.client.endpoint", "evalsuite.client.stream"} <= set(RUN_MACHINERY) & set(graph)
+    assert not set(CLIENT_VALUES) & set(RUN_MACHINERY)
     assert len([m for m in graph if in_floor(m, GRADERS)]) > 10
     assert len([m for m in graph if in_floor(m, TASKS)]) > 10
+
+
+def test_every_room_lists_every_module_it_holds():
+    graph = import_graph()
+    for package, stems in ROOMS.items():
+        found = set(modules_of(package)) - {package}
+        listed = {f"{package}.{stem}" for stem in stems}
+        assert found == listed, f"{package}: found but not listed {sorted(found - listed)}, listed but gone {sorted(listed - found)}"
+        assert listed <= set(graph)
+    assert set(CLIENT_VALUES) < set(modules_of("evalsuite.client"))
+
+
+def test_the_room_glob_fails_on_a_folder_without_modules():
+    with pytest.raises(AssertionError, match="no module of evalsuite.nowhere"):
+        modules_of("evalsuite.nowhere")
+
+
+def test_the_core_is_rooms_and_a_handful_of_modules():
+    """`ls evalsuite/` shows the rooms (packages) and the modules that stand alone: the CLI, the
+    Python API, the audited judge (asked by run, regrade and the API) and the speculation counters
+    (the analyses read their manifest sentences, so they sit outside engines/ and run/). In
+    analysis/, no file name prefix is shared by three or more modules: such a group is a room."""
+    assert {p.stem for p in ROOT.glob("*.py")} == {"__init__", "api", "cli", "judge", "speculation"}
+    rooms = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    assert {"run", "client", "svg", "engines", "serve", "store", "lossless", "pages", "analysis"} <= rooms
+    prefixes: dict[str, list[str]] = {}
+    for p in (ROOT / "analysis").glob("*.py"):
+        prefixes.setdefault(p.stem.split("_")[0], []).append(p.name)
+    assert not {k: v for k, v in prefixes.items() if len(v) >= 3}, prefixes
+
+
+def test_pyproject_installs_every_package():
+    """A package missing from pyproject's list is left out of a (non-editable) install."""
+    config = tomllib.loads((ROOT.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    found = {module_name(init, floor, root)[0] for floor, root in FLOORS.items() for init in root.rglob("__init__.py")}
+    assert set(ROOMS) <= found
+    assert set(config["packages"]) == found
 
 
 def test_no_import_cycles():

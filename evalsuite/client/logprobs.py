@@ -52,7 +52,7 @@ def scored_or_none(content: list[Any], top_k: int | None) -> list[Any]:
         if isinstance(e, dict) and e.get("logprob") == 0.0 and not e.get("top_logprobs"):
             break
     else:
-        return content   # the list itself: nothing copied, nothing to count (stream_parts)
+        return content   # the list itself: nothing copied, nothing to count (stream.py)
     return [dict(e, logprob=None) if isinstance(e, dict) and unscored(e, top_k) else e for e in content]
 
 
