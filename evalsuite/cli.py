@@ -68,72 +68,23 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run a pack against an endpoint; records stream to RUN_DIR/records.jsonl."""
-    import json
-    import time
-
-    from .client.exchange import Decoding
-    from .client.errors import RetryPolicy
-    from .run.settings import RunSettings
     from .run.runner import UsageError, run as run_pack
+    from .run.settings import settings_from_options
 
-    if api not in ("chat", "completions"):
-        _fail(f"--api must be chat or completions, not {api!r}")
-    if resume and run_dir and resume != run_dir:
-        _fail("give either --run-dir or --resume, not both")
-    if retry_errors and not resume:
-        _fail("--retry-errors needs --resume RUN_DIR")
-    extra = {}
-    if extra_body:
-        try:
-            extra = json.loads(extra_body)
-        except json.JSONDecodeError as e:
-            _fail(f"--extra-body is not valid JSON: {e}")
-        if not isinstance(extra, dict):
-            _fail("--extra-body must be a JSON object")
-    if serve and endpoint:
-        _fail("give either --endpoint or --serve, not both: --serve starts the server and asks it")
-    if not serve and not endpoint and model:
-        from .serve.embedded import embedded_server
-
-        try:
-            serve = embedded_server(pack, model, concurrency, max_tokens, DEFAULT_ENDPOINT)
-        except UsageError as e:
-            _fail(str(e))
-    from .tasks.file import is_file_pack
-
-    # a file pack's folder is named by the file's stem (a path given would nest folders)
-    folder_name = Path(pack.removeprefix("hf:")).name.rsplit(".", 1)[0] if is_file_pack(pack) else pack
-    folder = resume or run_dir or Path("results") / f"{folder_name}-{time.strftime('%Y%m%d-%H%M%S')}{'-' + label if label else ''}"
-    file_options = judge = None
     try:
-        if fields or kind or template or split:
-            from .tasks.file import FileOptions, parse_fields
-
-            if not is_file_pack(pack):
-                _fail(f"--fields, --kind, --template and --split apply to your own questions (a .jsonl/.json/.csv/"
-                      f".parquet/.toml file or hf:OWNER/NAME), not to the pack {pack!r}")
-
-            file_options = FileOptions(fields=parse_fields(fields), kind=kind, template=template, split=split)
-        if judge_endpoint:
-            from .judge import JudgeSettings
-
-            judge = JudgeSettings(endpoint=judge_endpoint, model=judge_model, api_key_env=judge_api_key_env)
-    except ValueError as e:
+        settings = settings_from_options(
+            pack, endpoint=endpoint, model=model, api=api, concurrency=concurrency, limit=limit, subset=subset,
+            per_subset=per_subset, seed=seed, fewshot=fewshot, data_dir=data_dir, skip_bad_rows=skip_bad_rows,
+            fields=fields, kind=kind, template=template, split=split, judge_endpoint=judge_endpoint,
+            judge_model=judge_model, judge_api_key_env=judge_api_key_env, run_dir=run_dir, resume=resume,
+            retry_errors=retry_errors, temperature=temperature, top_p=top_p, request_seed=request_seed,
+            samples=samples, max_tokens=max_tokens, stop=stop, reasoning_effort=reasoning_effort, logprobs=logprobs,
+            extra_body=extra_body, timeout=timeout, max_retries=max_retries, max_downtime=max_downtime, serve=serve,
+            serve_timeout=serve_timeout, max_restarts=max_restarts, serve_hang_timeout=serve_hang_timeout,
+            stream=stream, label=label, api_key_env=api_key_env, check_model=check_model, quiet=quiet,
+            default_endpoint=DEFAULT_ENDPOINT, argv=["evalsuite"] + sys.argv[1:])
+    except UsageError as e:
         _fail(str(e))
-    settings = RunSettings(
-        pack=pack, endpoints=() if serve else tuple(endpoint or [DEFAULT_ENDPOINT]), run_dir=folder, model=model, api=api,
-        decoding=Decoding(temperature=temperature, top_p=top_p, seed=request_seed, max_tokens=max_tokens,
-                          stop=tuple(stop), reasoning_effort=reasoning_effort, logprobs=logprobs, extra_body=extra),
-        concurrency=concurrency, timeout=timeout, retry=RetryPolicy(max_retries=max_retries),
-        max_downtime=max_downtime, data_dir=data_dir,
-        subsets=tuple(s.strip() for s in subset.split(",") if s.strip()) if subset else (),
-        per_subset=per_subset, seed=seed, fewshot=fewshot, limit=limit, skip_bad_rows=skip_bad_rows, label=label,
-        resume=resume is not None, retry_errors=retry_errors, api_key_env=api_key_env, quiet=quiet,
-        check_model=check_model, stream=stream, argv=tuple(["evalsuite"] + sys.argv[1:]), samples=samples,
-        file_options=file_options, judge=judge,
-        serve=serve, serve_timeout=serve_timeout, max_restarts=max_restarts,
-        serve_hang_timeout=serve_hang_timeout,
-    )
     if samples > 1 and temperature == 0:
         typer.echo(f"note: --samples {samples} at temperature 0: greedy answers differ only where the server is "
                    "not deterministic; pass --temperature (e.g. 0.6) to sample", err=True)
