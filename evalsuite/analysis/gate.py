@@ -55,6 +55,8 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     if handles((base, cand)):   # sampled runs: paired on success rates (docs/sampling.md)
         try:
             failed, sampled_checks, line, details = gate_sampled(base, cand, s)
+        except GateInputError:
+            raise
         except ValueError as e:
             raise GateInputError(str(e)) from None
         return GateResult(code=FAIL if failed else PASS, line=line, checks=tuple(Check(*c) for c in sampled_checks),
@@ -96,7 +98,9 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     pw = power(pair.mcnemar.n_pairs, s.alpha, s.max_drop) if s.check_drop else None
     weak = underpowered(pw, s)
     if weak and not s.allow_underpowered:
-        raise GateInputError(weak + " (add items, raise --max-drop, or pass --allow-underpowered to run it anyway)")
+        raise GateInputError(weak + " (add items, raise --max-drop, or pass --allow-underpowered to run it anyway)",
+                             {"power": pw.to_dict() if pw else None, "underpowered": weak,
+                              "n_pairs": pair.mcnemar.n_pairs})
     checks, check_words = [], []
     if s.check_drop:
         accuracy, words = accuracy_check(pair, s)
@@ -215,7 +219,7 @@ def gate_main(
         result = evaluate_diff_only(settings) if diff_only else evaluate(baseline, candidate, settings)
     except GateInputError as e:
         result = GateResult(code=UNUSABLE, line=f"UNUSABLE: {e}",
-                            checks=(Check("gate input", None, str(e)),))
+                            checks=(Check("gate input", None, str(e)),), details=e.details)
     print(result.line, file=out)
     if junit:
         try:

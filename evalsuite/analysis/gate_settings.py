@@ -11,7 +11,12 @@ CONFIG_KEYS = ("max_drop", "alpha", "min_items", "max_real", "max_errors", "max_
 
 
 class GateInputError(ValueError):
-    """Input the gate cannot judge: exit 2 with this message."""
+    """Input the gate cannot judge: exit 2 with this message (and, for --json and --junit, the
+    figures behind it: an underpowered gate's power, a settings mismatch's differences)."""
+
+    def __init__(self, message: str, details: Mapping[str, Any] | None = None):
+        super().__init__(message)
+        self.details = dict(details or {})
 
 
 @dataclass(frozen=True)

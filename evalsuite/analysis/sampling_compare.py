@@ -74,16 +74,17 @@ def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bo
     if pair.n_items < s.min_items:
         raise ValueError(f"too few items: {pair.n_items} paired items ({pair.errors_excluded} with every sample "
                              f"errored in either run), min-items is {s.min_items}")
-    weak = None
-    if s.alpha < 1 and pair.min_p >= s.alpha:
-        weak = (f"this gate cannot fail: on {pair.n_items} paired items the permutation test's smallest p is "
-                f"{_p(pair.min_p)} >= α={s.alpha:g}")
-        if not s.allow_underpowered:
-            raise ValueError(weak + " (add items, or pass --allow-underpowered to run it anyway)")
-    elif pair.mde_pp is not None and s.max_drop > 0 and pair.mde_pp > s.max_drop:
-        weak = (f"a {_pp(s.max_drop)} pp drop is likely to be missed: with the spread of these per-item differences "
-                f"({pair.sd_pp:.1f} pp) the drop detectable with 80% power at α={s.alpha:g} is ~{pair.mde_pp:.1f} pp "
-                f"(more items or more samples per item narrow it)")
+    from .gate_power import sampled_power, sampled_underpowered
+
+    # the same rule as a greedy gate's: a drop these items and samples cannot detect is refused
+    pw = sampled_power(pair, s.alpha, s.max_drop)
+    weak = sampled_underpowered(pw, s)
+    if weak and not s.allow_underpowered:
+        from .gate_settings import GateInputError
+
+        raise GateInputError(weak + " (add items or samples, raise --max-drop, or pass --allow-underpowered to run "
+                                    "it anyway)", {"power": pw.to_dict() if pw else None, "underpowered": weak,
+                                                   "n_pairs": pair.n_items, "sampled": pair.to_dict()})
     drop = -(pair.delta_pp or 0.0)
     over = drop > s.max_drop + 1e-9
     significant = s.alpha >= 1 or pair.p < s.alpha
@@ -119,15 +120,16 @@ def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bo
     words_all = [c[2] for c in checks if c[1] is False] + [c[2] for c in checks if c[1] is not False]
     if weak:
         words_all.append("WARNING underpowered: " + weak)
-    elif pair.mde_pp is not None:
-        words_all.append(f"drop detectable with 80% power ~{pair.mde_pp:.2g} pp at α={s.alpha:g}")
+    elif pw is not None and pw.mde_pp is not None:
+        words_all.append(f"drop detectable with 80% power ~{pw.mde_pp:.2g} pp at α={s.alpha:g} ({pw.n_pairs} items × "
+                         f"{pw.samples} samples; at best {pw.best_case_pp:.2g} pp)")
     if pair.moved:
         words_all.append("moved most: " + ", ".join(f"{m['id']} {m['baseline']}->{m['candidate']}" for m in pair.moved[:3]))
     words_all += notes
     line = ("FAIL: " if failed else "PASS: ") + "; ".join(words_all)
     details = {"sampled": pair.to_dict(), "n_pairs": pair.n_items, "n_items": len(ids), "delta_pp": pair.delta_pp,
                "p": pair.p, "errors_baseline": ea, "errors_candidate": eb, "underpowered": weak,
-               "power": {"min_detectable_drop_pp": pair.mde_pp, "items_needed": None} if pair.mde_pp else None}
+               "power": pw.to_dict() if pw is not None else None}
     return bool(failed), checks, line, details
 
 
