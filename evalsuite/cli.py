@@ -361,6 +361,7 @@ def gate(
     max_errors: Optional[str] = typer.Option(None, help="Fail when more candidate items errored than this: a count, or a percentage like 2% (default: no more than the baseline)."),
     allow_underpowered: bool = typer.Option(False, help="Run a gate too small to detect --max-drop anyway (a loud warning instead of exit 2)."),
     use_judge: bool = typer.Option(False, help="Count the judge's verdict where it decided (default: rule verdicts only)."),
+    allow_settings_mismatch: bool = typer.Option(False, help="Gate runs made with settings that change the answers (prompt template, decoding, item set) anyway: the differences are printed and written in the JUnit/JSON output instead of exit 2."),
 ) -> None:
     """CI gate: exit 0 pass, 1 fail, 2 unusable input. Defaults may live in pyproject.toml [tool.evalsuite.gate]."""
     from .analysis.gate import gate_main
@@ -368,7 +369,8 @@ def gate(
     raise typer.Exit(gate_main(baseline, candidate, max_drop=max_drop, alpha=alpha, min_items=min_items,
                                diff=diff, max_real=max_real, junit=junit, max_errors=max_errors,
                                allow_underpowered=allow_underpowered, max_undetermined=max_undetermined,
-                               equivalence_margin=equivalence_margin, json_path=json_out, use_judge=use_judge))
+                               equivalence_margin=equivalence_margin, json_path=json_out, use_judge=use_judge,
+                               allow_settings_mismatch=allow_settings_mismatch))
 
 
 @app.command()

@@ -86,6 +86,7 @@ class Comparison:
     runs: tuple[RunStats, ...]
     pairs: tuple[Paired, ...]           # runs[1:] each against runs[0]
     alpha: float
+    settings: tuple[Any, ...] = ()      # gate_settings.SettingsDifferences of runs[1:] each against runs[0]
 
     @property
     def subset_names(self) -> list[str]:
@@ -137,7 +138,28 @@ def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
         # one run timed by its server, another by the client: time them all by the client
         stats = tuple(run_stats(r, alignment.ids, n, server_time=False) for r, n in zip(runs, names))
     pairs = tuple(paired(runs[0], r, alignment.ids, names[0], n) for r, n in zip(runs[1:], names[1:]))
-    return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha)
+    return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha,
+                      settings=settings_against_first(runs, names))
+
+
+def settings_against_first(runs: Sequence[Run], names: Sequence[str]) -> tuple[Any, ...]:
+    """How each later run's settings differ from the first's (the gate's rules: docs/gate.md)."""
+    from .gate_settings import settings_differences
+
+    return tuple(settings_differences(runs[0].manifest, r.manifest, names[0], n) for r, n in zip(runs[1:], names[1:]))
+
+
+def settings_lines(names: Sequence[str], diffs: Sequence[Any]) -> list[str]:
+    """One line per later run whose settings differ from the first's: what changes the answers
+    (the comparison then measures that too) and what the comparison is across."""
+    lines = []
+    for name, d in zip(names[1:], diffs):
+        if d.refused:
+            lines.append(f"{name} vs {names[0]}: made with settings that change the answers, so the comparison "
+                         f"measures them too: " + "; ".join(d.refused))
+        if d.shown:
+            lines.append(f"{name} vs {names[0]}: compared across " + "; ".join(d.shown))
+    return lines
 
 
 # What a comparison never reads; `server_timings` is kept: time/item comes from it (token_stats).

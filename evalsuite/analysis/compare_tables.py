@@ -22,6 +22,7 @@ from .compare import (
     fmt_pct,
     fmt_ratio,
     load_runs,
+    settings_lines,
 )
 from .compare_sweep import Sweep, sweep
 from .paired import Paired
@@ -117,6 +118,8 @@ def format_comparison(cmp: Comparison) -> str:
         out.append(f"same items: {len(cmp.alignment.ids)} (dataset fingerprints match)")
     else:
         out.append("items: " + "; ".join(cmp.alignment.notes))
+    for line in settings_lines([r.name for r in cmp.runs], cmp.settings):
+        out.append("settings: " + line)
     out += ["", "Accuracy (correct / (items − errors)); McNemar exact, each run vs the first "
             "(b: first right, this wrong; c: first wrong, this right; items erroring in either left out)"]
     out.append(render_table(*accuracy_rows(cmp)))

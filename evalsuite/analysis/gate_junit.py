@@ -38,6 +38,11 @@ def junit_xml(result: GateResult, baseline: str | Path, candidate: str | Path) -
             facts.append(("samples_needed_for_max_drop", str(pw["samples_needed"])))
     if d.get("underpowered"):
         facts.append(("underpowered", d["underpowered"]))
+    settings = d.get("settings") or {}
+    if settings.get("refused"):
+        facts.append(("settings_mismatch", "; ".join(settings["refused"])))
+    if settings.get("shown"):
+        facts.append(("compared_across", "; ".join(settings["shown"])))
     if d and "n_items" in d:
         eq = d.get("equivalence")
         if eq:

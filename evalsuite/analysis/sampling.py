@@ -380,13 +380,10 @@ def describe_run(manifest: Mapping[str, Any]) -> str:
 
 
 def setting_notes(manifest_a: Mapping[str, Any], manifest_b: Mapping[str, Any], name_a: str, name_b: str) -> list[str]:
-    """What legitimately differs between two sampled runs and changes what the rates mean."""
+    """What a different N changes in what the rates mean (the other settings' differences are
+    gate_settings.settings_differences', as for greedy runs)."""
     notes = []
     if samples_of(manifest_a) != samples_of(manifest_b):
         notes.append(f"{name_a} has {samples_of(manifest_a)} samples per item, {name_b} {samples_of(manifest_b)}: "
                      f"per-item rates are compared, pass@k only up to the smaller N")
-    da, db = manifest_a.get("decoding") or {}, manifest_b.get("decoding") or {}
-    for key in ("temperature", "top_p"):
-        if da.get(key) != db.get(key):
-            notes.append(f"{key} differs: {name_a} {da.get(key)} vs {name_b} {db.get(key)}")
     return notes

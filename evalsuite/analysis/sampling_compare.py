@@ -67,7 +67,7 @@ def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bo
     over items says the drop is significant at alpha; or when more of its answers errored than
     allowed. Returns (failed, checks as (name, passed, message), the line, details); raises
     ValueError for input the gate cannot judge."""
-    notes = check_pair(base, cand)
+    check_pair(base, cand)
     ia, ib = _items(base), _items(cand)
     ids = [i for i in (base.manifest.get("item_ids") or ia) if i in ia and i in ib]
     pair = paired_rates(ia, ib, ids, s.alpha)
@@ -125,7 +125,7 @@ def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bo
                          f"{pw.samples} samples; at best {pw.best_case_pp:.2g} pp)")
     if pair.moved:
         words_all.append("moved most: " + ", ".join(f"{m['id']} {m['baseline']}->{m['candidate']}" for m in pair.moved[:3]))
-    words_all += notes
+    # how the runs' settings differ is said by the gate itself (gate.check_settings), as for greedy runs
     line = ("FAIL: " if failed else "PASS: ") + "; ".join(words_all)
     details = {"sampled": pair.to_dict(), "n_pairs": pair.n_items, "n_items": len(ids), "delta_pp": pair.delta_pp,
                "p": pair.p, "errors_baseline": ea, "errors_candidate": eb, "underpowered": weak,
@@ -161,6 +161,9 @@ def compare_sampled(runs: Sequence[Any], alpha: float = 0.05) -> dict[str, Any]:
     notes: list[str] = []
     for run, name in zip(runs[1:], names[1:]):
         notes += check_pair(first, run, names[0], name)
+    from .compare import settings_against_first, settings_lines
+
+    notes += settings_lines(names, settings_against_first(runs, names))
     ks = ks_for(min(samples_of(r.manifest) for r in runs))
     per_items = [_items(r) for r in runs]
     out_runs = []
