@@ -14,7 +14,6 @@ from runfactory import make_run, paired_outcomes, rec
 
 from evalsuite.analysis.compare_tables import compare_main
 from evalsuite.analysis.gate import gate_main
-from evalsuite.analysis.gate_settings import settings_differences
 from evalsuite.analysis.report import report_main
 
 
@@ -86,6 +85,8 @@ def test_the_point_of_the_comparison_is_shown_not_refused(tmp_path):
 
 
 def test_the_same_settings_say_nothing(tmp_path):
+    from evalsuite.analysis.gate_settings import settings_differences
+
     base, cand = pair(tmp_path)
     code, line, junit, data = gate(tmp_path, base, cand)
     assert code == 0 and "settings" not in line and "compared across" not in line, line
