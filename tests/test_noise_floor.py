@@ -113,4 +113,4 @@ def test_beyond_names_its_test_and_a_disagreement_is_said(run_cli, tmp_path, dat
     assert test["name"] in floor["summary"] and f"p = {test['p_value']:.3g}" in floor["summary"]
     assert floor["p_value"] >= floor["alpha"]            # no item diverges more often than A/A
     assert "the two tests disagree" in floor["summary"], floor["summary"]
-    assert f"0 items diverge where A/A diverges on 0 (p = 1" in floor["summary"]   # both tests in the sentence
+    assert "0 items diverge where A/A diverges on 0 (p = 1" in floor["summary"]   # both tests in the sentence
