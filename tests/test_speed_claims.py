@@ -86,3 +86,13 @@ def test_t_two_sided_p_matches_scipy():
     for df in (1, 2, 3, 7.5, 30, 1000):
         for t in (0.0, 0.3, 1.0, 2.0, 5.0, -3.0, 40.0):
             assert t_two_sided_p(t, df) == pytest.approx(2 * sps.t.sf(abs(t), df), rel=1e-9, abs=1e-300)
+
+
+def test_json_has_the_paired_speed(tmp_path):
+    import json
+
+    a, b, *_ = identical_pair(tmp_path)
+    assert compare_main([a, b], out=io.StringIO(), json_path=tmp_path / "c.json") == 0
+    speed = json.loads((tmp_path / "c.json").read_text())["speed"][0]
+    assert speed["run"] == "again" and speed["time_per_item"]["significant"] is False
+    assert speed["time_per_item"]["n_items"] == 60 and speed["time_per_item"]["ci"][0] < 1 < speed["time_per_item"]["ci"][1]

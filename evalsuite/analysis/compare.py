@@ -104,6 +104,9 @@ class Comparison:
             data["tokens"].pop("completion_tokens", None)
         for pair, data in zip(self.pairs, out["pairs"]):
             data["delta_pp"] = pair.delta_pp
+        out["speed"] = [{"run": run.name, "time_per_item": None if t is None else t.to_dict(),
+                         "decode_speed": None if d is None else d.to_dict()}
+                        for run, (t, d) in zip(self.runs[1:], self.speed)]
         out["verdict"] = self.verdict()
         return out
 
