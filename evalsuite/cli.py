@@ -25,7 +25,7 @@ def _fail(message: str, code: int = 2) -> None:
 def run(
     pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name (see `evalsuite tasks`), or your own questions: a .jsonl/.json/.csv/.parquet/.toml file, or hf:OWNER/NAME (docs/own-data.md)."),
     endpoint: List[str] = typer.Option([], "--endpoint", "-e", metavar="URL", help=f"Base URL of an OpenAI-compatible server; repeat to spread items over replicas. Default {DEFAULT_ENDPOINT}."),
-    model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists)."),
+    model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists). A path to a .gguf file, with no --endpoint and nothing answering at the default endpoint, starts llama.cpp's llama-server on it for the run (from PATH or EVALSUITE_LLAMA_SERVER) and stops it after."),
     api: str = typer.Option("chat", help="chat (chat completions) or completions (raw prompt)."),
     concurrency: int = typer.Option(4, min=1, metavar="N", help="Requests in flight per endpoint."),
     limit: Optional[int] = typer.Option(None, min=1, metavar="N", help="Only the first N items (after --subset/--per-subset); of a preset or with --per-subset, N spread over the subsets."),
@@ -200,13 +200,14 @@ def diff_cmd(
     aa: Optional[Path] = typer.Option(None, "--aa", metavar="RUN_DIR", help="A repeat of the baseline (same server): classify the candidate against the engine's own noise."),
     teacher_forced: Optional[str] = typer.Option(None, metavar="URL", help="Candidate endpoint: score the baseline's generations there (vLLM prompt_logprobs) for drift along the whole text (calls the server)."),
     teacher_items: int = typer.Option(20, min=1, metavar="N", help="With --teacher-forced: how many items (one request each)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the counts line (and the noise floor's sentence with --aa); --json/--html are written in full."),
 ) -> None:
     """Speculation on vs off (or any serving change): identical, near-tie flip, or real divergence, per item."""
     from .lossless.command import diff_main
 
     raise typer.Exit(diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_out, html_path=html,
                                fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo, api_key_env=api_key_env,
-                               aa=aa, teacher_endpoint=teacher_forced, teacher_items=teacher_items))
+                               aa=aa, teacher_endpoint=teacher_forced, teacher_items=teacher_items, quiet=quiet))
 
 
 @app.command()

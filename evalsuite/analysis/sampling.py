@@ -170,14 +170,25 @@ def mean_interval(values: Sequence[float], level: float = 0.95, clamp: tuple[flo
     return m, lo, hi
 
 
+def interval_method(values: Sequence[float], clamp: tuple[float, float] | None = (0.0, 1.0)) -> str | None:
+    """The name of the interval mean_interval gives these values (None: it gives none)."""
+    if len(values) < 2:
+        return None
+    m = sum(values) / len(values)
+    if clamp == (0.0, 1.0) and m in (0.0, 1.0) and all(v == m for v in values):
+        return "Wilson 95% (every item at 0 or every item at 1: no spread over items)"
+    return "Student-t 95% over items"
+
+
 def figures(items: Sequence[ItemSamples], ks: Sequence[int]) -> dict[str, Any]:
     """avg@N, pass@k, maj@N and the all/some/none shares over these items."""
     graded = [it for it in items if it.n > 0]
-    avg, lo, hi = mean_interval([it.c / it.n for it in graded])
+    rates = [it.c / it.n for it in graded]
+    avg, lo, hi = mean_interval(rates)
     out: dict[str, Any] = {
         "n_items": len(items), "n_items_graded": len(graded),
         "n_answers": sum(it.n + it.errors for it in items), "n_answer_errors": sum(it.errors for it in items),
-        "avg": avg, "avg_ci95": [lo, hi],
+        "avg": avg, "avg_ci95": [lo, hi], "avg_ci_method": interval_method(rates),
     }
     pass_k = {}
     for k in ks:
@@ -231,7 +242,8 @@ def format_sampling(s: Mapping[str, Any]) -> str:
     lines = [f"sampled: {s['samples']} answers per item at temperature {s.get('temperature')}, top_p {s.get('top_p')}, "
              f"{seeds}; {s['n_items_graded']} items graded, "
              f"{s['n_answers']} answers ({s['n_answer_errors']} errors)",
-             f"avg@{s['samples']} {_pct(s['avg'])}{_ci(s['avg_ci95'])} (mean per-item accuracy; t 95% over items)",
+             f"avg@{s['samples']} {_pct(s['avg'])}{_ci(s['avg_ci95'])} (mean per-item accuracy; "
+             f"{s.get('avg_ci_method') or 'no interval: one item'})",
              "pass@k " + ", ".join(f"k={k} {_pct(v['estimate'])}{_ci(v['ci95'])}" for k, v in s["pass_at_k"].items())
              + " (unbiased estimator)",
              f"maj@{s['samples']} {_pct(s['maj']['estimate'])}{_ci(s['maj']['ci95'])} (Wilson 95%; {s['maj']['ties']} "

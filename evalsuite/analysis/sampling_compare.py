@@ -189,11 +189,13 @@ def format_compare_sampled(data: dict[str, Any]) -> str:
     rows = []
     for r in data["runs"]:
         lo, hi = r["avg_ci95"]
+        wilson = (r.get("avg_ci_method") or "").startswith("Wilson")
         rows.append([r["name"], r["n_items"], r["samples"], r["temperature"], _pct(r["avg"]),
-                     "n/a" if lo is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]"]
+                     "n/a" if lo is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]" + (" W" if wilson else "")]
                     + [_pct(r["pass_at_k"][str(k)]["estimate"]) for k in ks] + [_pct(r["maj"]["estimate"]),
                      f"{_pct(r['all_correct'])}/{_pct(r['some_correct'])}/{_pct(r['none_correct'])}"])
-    lines = ["sampled runs: items are the unit (avg@N: mean per-item success rate, t 95% interval; pass@k unbiased)",
+    lines = ["sampled runs: items are the unit (avg@N: mean per-item success rate, Student-t 95% interval over items, "
+             "W: Wilson where every item is at 0 or every item at 1; pass@k unbiased)",
              render_table(headers, rows)]
     if data["pairs"]:
         lines.append("")
