@@ -144,3 +144,33 @@ def test_interval_covers_the_true_difference_at_extreme_rates():
         lo, hi = paired_rates(a, b, list(a)).ci95_pp
         covered += lo <= truth <= hi
     assert covered / trials >= 0.93, covered / trials
+
+
+# ---------------------------------------------------------------------------- as the issue ran it
+
+
+def test_two_runs_of_a_server_that_answers_every_item_the_same_way(tmp_path, data_dir, run_cli):
+    """20 GSM8K items, --samples 4 --temperature 0.7, twice against a server whose every item is
+    always right or always wrong: today's main printed "PASS … Δ +0.0 pp [+0.0, +0.0] … p=1"."""
+    from fault_server import prompt_key
+    from sampling_stub import SamplingStub
+    from evalsuite.tasks import LoadOptions, get_pack
+
+    pack = get_pack("gsm8k")
+    items = pack.load(LoadOptions(data_dir=data_dir))[:20]
+    probs = {prompt_key(pack.prompt(i)[-1]["content"]): (i.gold, float(n % 2)) for n, i in enumerate(items)}
+    with SamplingStub(probs) as stub:
+        for name, seed in (("a", 0), ("b", 100)):
+            proc = run_cli("run", "gsm8k", "--endpoint", stub.url, "--data-dir", data_dir, "--limit", 20, "--samples", 4,
+                           "--temperature", 0.7, "--request-seed", seed, "--run-dir", tmp_path / name, "--quiet")
+            assert proc.returncode == 0, proc.stderr
+    gate = run_cli("gate", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--max-drop", 1,
+                   "--junit", tmp_path / "g.xml")
+    assert gate.returncode == 2, gate.stdout
+    assert gate.stdout.startswith("UNUSABLE: a 1 pp drop is undetectable here") and "paired items at 4 samples" in gate.stdout
+    assert 'name="samples_needed_for_max_drop"' in (tmp_path / "g.xml").read_text()
+    # the seeds differ (other samples) and are said, not refused
+    allowed = run_cli("gate", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--max-drop", 1,
+                      "--allow-underpowered")
+    assert allowed.returncode == 0 and "[-" in allowed.stdout and "[+0.0, +0.0]" not in allowed.stdout, allowed.stdout
+    assert "compared across: request seed (other samples): baseline 0 vs candidate 100" in allowed.stdout
