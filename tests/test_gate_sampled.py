@@ -105,6 +105,11 @@ def test_enough_items_pass_the_same_rates_and_fail_a_planted_drop(tmp_path):
     assert code == 1 and line.startswith("FAIL: success rate dropped"), line
     lo, hi = data["details"]["sampled"]["ci95_pp"]
     assert hi < -5.0 < 0, (lo, hi)
+    # at best these items could show a 0.1 pp drop, but with their spread a 1 pp drop would
+    # pass unnoticed most of the time: refused on the 80%-power figure, with what it would take
+    code, line, data = gate(tmp_path, base, again, ("max_drop", 1.0), name="g3")
+    assert code == 2 and "the drop detectable with 80% power at α=0.05 is ~2.3 pp" in line, line
+    assert data["details"]["power"]["best_case_drop_pp"] < 1.0 < data["details"]["power"]["min_detectable_drop_pp"]
 
 
 # ---------------------------------------------------------------------------- the interval

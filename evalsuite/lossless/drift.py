@@ -399,7 +399,10 @@ def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
     else:
         prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc, views)
     walked = prefix
-    if spelled != (None, None):
+    # entries that line up index by index on both sides (the same count, failing to spell
+    # their texts at the same place: a rendering, not a skip) are compared as they are
+    skipped = spelled != (None, None) and not (spelled[0] == spelled[1] and tb.num_rows == tc.num_rows)
+    if skipped:
         prefix = min([prefix] + [n for n in spelled if n is not None])
         walked = tb.num_rows if spelled[0] is None else spelled[0]
     diverged = verdict not in ("identical", "cut_prefix") and token_index is not None
