@@ -212,7 +212,7 @@ def settings_differences(a: Mapping[str, Any], b: Mapping[str, Any], name_a: str
                          name_b: str = "candidate") -> SettingsDifferences:
     """What differs between the manifests of two runs of the same pack (the pack itself and
     the dataset fingerprint are checked before this, with their own words)."""
-    from ..lossless.tokens import ENGINE_KEYS
+    from ..lossless.diff_json import engine_setting
 
     refused: list[str] = []
     shown: list[str] = []
@@ -249,7 +249,7 @@ def settings_differences(a: Mapping[str, Any], b: Mapping[str, Any], name_a: str
                            for eb_, sent in ((ea, neutral[0]), (eb, neutral[1])))
         if neutral_only:
             differ(shown, f"extra_body.{key} (sent by evalsuite to make the engine greedy)", ea.get(key), eb.get(key))
-        elif key in ENGINE_KEYS or key.startswith("speculative"):
+        elif engine_setting(key):
             differ(shown, f"extra_body.{key} (speculation/engine setting)", ea.get(key), eb.get(key))
         else:
             differ(refused, f"extra_body.{key}", ea.get(key), eb.get(key))

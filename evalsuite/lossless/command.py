@@ -240,16 +240,9 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
         return EXIT_USAGE
     # the servers' own draft counters around each run (the runner keeps them in the manifest)
     speculation = {role: _speculation_of(folders[role]) for role in folders}
-    from ..speculation import speculation_line
-    from ..store import read_manifest
-
     for role, report in speculation.items():
-        # what a side's counters say (a lossless check needs "never engaged"); a side that has no
-        # counters and asked for no speculation is not told about draft counters
-        line = (speculation_line(read_manifest(folders[role])) or
-                (report["summary"] if report.get("during_run") is not None else None)) if report else None
-        if line:
-            echo(f"{role} {line}")
+        if report:   # a lossless check compares speculation: each side's counters are said, even none
+            echo(f"{role} {report['summary']}")
     if ((speculation["baseline"] or {}).get("during_run") or {}).get("drafted", 0) > 0:
         echo("warning: the baseline drafted tokens: run the baseline with speculation off, or its logprobs "
              "may be missing where drafts were accepted")
