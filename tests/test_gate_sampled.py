@@ -179,3 +179,17 @@ def test_two_runs_of_a_server_that_answers_every_item_the_same_way(tmp_path, dat
                       "--allow-underpowered")
     assert allowed.returncode == 0 and "[-" in allowed.stdout and "[+0.0, +0.0]" not in allowed.stdout, allowed.stdout
     assert "compared across: request seed (other samples): baseline 0 vs candidate 100" in allowed.stdout
+
+
+def test_the_best_case_bound_alone_refuses():
+    """The exact bound (m items each losing one answer) refuses even where the normal
+    approximation would pass: the rule, on its own numbers."""
+    from evalsuite.analysis.gate_power import SampledPower, sampled_underpowered
+    from evalsuite.analysis.gate_settings import GateSettings
+
+    pw = SampledPower(n_pairs=100, samples=2, min_loss=6, best_case_pp=3.0, mde_pp=0.5, items_needed=300,
+                      samples_needed=6)
+    why = sampled_underpowered(pw, GateSettings(max_drop=1.0))
+    assert why.startswith("a 1 pp drop is undetectable here: the smallest drop 100 paired items × 2 samples can "
+                          "show significant at α=0.05 is 3 pp"), why
+    assert sampled_underpowered(pw, GateSettings(max_drop=3.0)) is None

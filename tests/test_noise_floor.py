@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from noise_stub import NoiseStub
 
 N = 60
@@ -114,3 +116,19 @@ def test_beyond_names_its_test_and_a_disagreement_is_said(run_cli, tmp_path, dat
     assert floor["p_value"] >= floor["alpha"]            # no item diverges more often than A/A
     assert "the two tests disagree" in floor["summary"], floor["summary"]
     assert "0 items diverge where A/A diverges on 0 (p = 1" in floor["summary"]   # both tests in the sentence
+
+
+def test_three_items_of_drift_are_not_beyond_a_test_at_alpha():
+    """Three items, each with more KL in A/B than in A/A: a bootstrap interval over three items
+    sits above 0, but no test at α can reject with three sign flips (smallest p = 1/8): within."""
+    from types import SimpleNamespace as NS
+
+    from evalsuite.lossless.noise import noise_floor
+
+    def diff(kls):
+        return NS(items=[NS(id=f"i{n}", verdict="identical", reason="", drift=NS(kl_mean=k)) for n, k in enumerate(kls)])
+    floor = noise_floor(diff([0.0, 0.0, 0.0]), diff([1e-3, 2e-3, 1.5e-3]))
+    assert floor.kl_diff_ci[0] > 0                  # what the verdict used to rest on
+    assert floor.kl_p_value == 0.125 and floor.verdict == "within", floor.sentence
+    floor = noise_floor(diff([0.0] * 8), diff([1e-3] * 8))
+    assert floor.kl_p_value == pytest.approx(1 / 256) and floor.verdict == "beyond", floor.sentence
