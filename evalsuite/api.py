@@ -25,6 +25,11 @@ RECORD_COLUMNS = ("id", "subset", "gold", "outcome", "equal", "extracted", "meth
                   "finish_reason", "answer", "reasoning", "question", "prompt_tokens", "completion_tokens",
                   "reasoning_tokens", "ttft_s", "ttfa_s", "total_s", "attempts", "endpoint", "model",
                   "error_kind", "judge", "judge_reason", "judge_model")
+# each column's pandas nullable dtype, whatever the records hold: a column no record fills
+# (no reasoning_tokens sent, no errors) is still Int64 / string, never object (docs/api.md)
+RECORD_DTYPES = {**{c: "string" for c in RECORD_COLUMNS}, "equal": "boolean",
+                 **{c: "Int64" for c in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "attempts")},
+                 **{c: "Float64" for c in ("ttft_s", "ttfa_s", "total_s")}}
 
 
 def _flat(record: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +78,7 @@ class RunData:
         import pandas as pd
 
         frame = pd.DataFrame([_flat(r) for r in self.run.records], columns=list(RECORD_COLUMNS))
-        return frame.convert_dtypes()
+        return frame.astype(RECORD_DTYPES)
 
     def tokens(self, item_id: str | None = None):
         """pyarrow Table of one item's token stream (docs/records.md columns), or of every item's

@@ -25,7 +25,7 @@ def _fail(message: str, code: int = 2) -> None:
 def run(
     pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name (see `evalsuite tasks`), or your own questions: a .jsonl/.json/.csv/.parquet/.toml file, or hf:OWNER/NAME (docs/own-data.md)."),
     endpoint: List[str] = typer.Option([], "--endpoint", "-e", metavar="URL", help=f"Base URL of an OpenAI-compatible server; repeat to spread items over replicas. Default {DEFAULT_ENDPOINT}."),
-    model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists)."),
+    model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists). A path to a .gguf file, with no --endpoint and nothing answering at the default endpoint, starts llama.cpp's llama-server on it for the run (from PATH or EVALSUITE_LLAMA_SERVER) and stops it after."),
     api: str = typer.Option("chat", help="chat (chat completions) or completions (raw prompt)."),
     concurrency: int = typer.Option(4, min=1, metavar="N", help="Requests in flight per endpoint."),
     limit: Optional[int] = typer.Option(None, min=1, metavar="N", help="Only the first N items (after --subset/--per-subset); of a preset or with --per-subset, N spread over the subsets."),
@@ -151,13 +151,14 @@ def diff_cmd(
     aa: Optional[Path] = typer.Option(None, "--aa", metavar="RUN_DIR", help="A repeat of the baseline (same server): classify the candidate against the engine's own noise."),
     teacher_forced: Optional[str] = typer.Option(None, metavar="URL", help="Candidate endpoint: score the baseline's generations there (vLLM prompt_logprobs) for drift along the whole text (calls the server)."),
     teacher_items: int = typer.Option(20, min=1, metavar="N", help="With --teacher-forced: how many items (one request each)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the counts line (and the noise floor's sentence with --aa); --json/--html are written in full."),
 ) -> None:
     """Speculation on vs off (or any serving change): identical, near-tie flip, or real divergence, per item."""
     from .lossless.command import diff_main
 
     raise typer.Exit(diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_out, html_path=html,
                                fail_on=fail_on, rescore_endpoint=rescore, echo=typer.echo, api_key_env=api_key_env,
-                               aa=aa, teacher_endpoint=teacher_forced, teacher_items=teacher_items))
+                               aa=aa, teacher_endpoint=teacher_forced, teacher_items=teacher_items, quiet=quiet))
 
 
 @app.command()
@@ -312,6 +313,7 @@ def gate(
     max_errors: Optional[str] = typer.Option(None, help="Fail when more candidate items errored than this: a count, or a percentage like 2% (default: no more than the baseline)."),
     allow_underpowered: bool = typer.Option(False, help="Run a gate too small to detect --max-drop anyway (a loud warning instead of exit 2)."),
     use_judge: bool = typer.Option(False, help="Count the judge's verdict where it decided (default: rule verdicts only)."),
+    allow_settings_mismatch: bool = typer.Option(False, help="Gate runs made with settings that change the answers (prompt template, decoding, item set) anyway: the differences are printed and written in the JUnit/JSON output instead of exit 2."),
 ) -> None:
     """CI gate: exit 0 pass, 1 fail, 2 unusable input. Defaults may live in pyproject.toml [tool.evalsuite.gate]."""
     from .analysis.gate.decide import gate_main
@@ -319,7 +321,8 @@ def gate(
     raise typer.Exit(gate_main(baseline, candidate, max_drop=max_drop, alpha=alpha, min_items=min_items,
                                diff=diff, max_real=max_real, junit=junit, max_errors=max_errors,
                                allow_underpowered=allow_underpowered, max_undetermined=max_undetermined,
-                               equivalence_margin=equivalence_margin, json_path=json_out, use_judge=use_judge))
+                               equivalence_margin=equivalence_margin, json_path=json_out, use_judge=use_judge,
+                               allow_settings_mismatch=allow_settings_mismatch))
 
 
 @app.command()

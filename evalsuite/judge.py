@@ -381,6 +381,7 @@ def judge_regrade(run_dir: str | os.PathLike, settings: JudgeSettings, changes: 
     changed one in `changes`) leave to the judge. The run folder is not changed; verdicts already
     in its records or in the cache are not asked again. One entry per judged item."""
     from .store import load_run
+    from .store.record import verdict_outcome
 
     run = load_run(run_dir)
     new = {c.id: {"equal": c.new_equal, "extracted": c.new_extracted} for c in changes}
@@ -394,6 +395,8 @@ def judge_regrade(run_dir: str | os.PathLike, settings: JudgeSettings, changes: 
         v = verdicts[r["id"]]
         rule = new.get(r["id"]) or (r.get("verdict") or {})
         out.append({"id": r["id"], "rule_equal": rule.get("equal"), "rule_extracted": rule.get("extracted"),
+                    # the rule verdict in the words `run` records (correct / wrong / unextracted / truncated)
+                    "rule_outcome": verdict_outcome(rule.get("equal"), rule.get("extracted"), r.get("finish_reason")),
                     **v.to_dict()})
     return out
 

@@ -137,6 +137,41 @@ def manifest_summary(manifest: dict[str, Any] | None) -> str | None:
     return "; ".join(f"{url}: {text}" for url, text in lines)
 
 
+# what asks for speculation: request fields (llama-server, vLLM, transformers serve) and server flags
+SPEC_FIELDS = ("speculative", "draft_", "num_speculative_tokens", "prompt_lookup", "n_draft")
+SPEC_FLAGS = ("-md", "--model-draft", "--draft", "--spec", "--speculative", "--lookup", "--num-speculative",
+              "--prompt-lookup", "--draft_model")
+
+
+def speculation_configured(manifest: dict[str, Any] | None) -> bool:
+    """Whether the run asked for speculation: a speculation field in the request body, or a flag
+    of the managed server's command line (the run cannot see how a server it did not start was
+    started: its counters say so, when they move)."""
+    m = manifest or {}
+    body = (m.get("decoding") or {}).get("extra_body") or {}
+    text = " ".join(str(k) for k in body) + " " + " ".join(str(v) for v in body.values() if isinstance(v, str))
+    if any(f in text for f in SPEC_FIELDS):
+        return True
+    argv = (((m.get("engine") or {}).get("managed") or {}).get("argv")) or []
+    return any(isinstance(a, str) and a.split("=")[0].startswith(SPEC_FLAGS) for a in argv)
+
+
+def counters_moved(manifest: dict[str, Any] | None) -> bool:
+    """Whether a server's own draft counters moved during the run."""
+    reports = (manifest or {}).get("speculation")
+    if not isinstance(reports, dict):
+        return False
+    return any(((r or {}).get("during_run") or {}).get("drafted", 0) > 0 for r in reports.values() if isinstance(r, dict))
+
+
+def speculation_line(manifest: dict[str, Any] | None) -> str | None:
+    """manifest_summary, only where it says something about this run: speculation was asked for,
+    or the counters moved (a plain run is not told about draft counters it never had)."""
+    if not (speculation_configured(manifest) or counters_moved(manifest)):
+        return None
+    return manifest_summary(manifest)
+
+
 def stream_mode(manifest: dict[str, Any] | None) -> str | None:
     """"streamed" / "unstreamed" (`--no-stream`) from the manifest's `client.stream`; None for a
     run made before evalsuite recorded it."""

@@ -380,6 +380,59 @@ def _text_of(el: Element) -> str:
     return "".join(el.itertext()).strip()
 
 
+# What paints nothing by itself: definitions (drawn only where a <use> or a reference draws
+# them), metadata, and what the validator keeps out anyway.
+_NOT_DRAWN = frozenset({"defs", "clipPath", "mask", "symbol", "pattern", "marker", "linearGradient",
+                        "radialGradient", "filter", "title", "desc", "metadata", "style", "script"})
+_LEADING_LENGTH = re.compile(r"\s*[+]?(\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _positive(value: str | None) -> bool:
+    """A length attribute that is there and above 0 ("10", "2.5px", "50%")."""
+    if value is None:
+        return False
+    m = _LEADING_LENGTH.match(value)
+    return bool(m) and float(m.group(0)) > 0
+
+
+def _draws(el: Element) -> bool:
+    """Whether this element paints something of its own (its size or content is not empty)."""
+    name = local_name(el.tag)
+    if name == "rect":
+        return _positive(el.get("width")) and _positive(el.get("height"))
+    if name == "circle":
+        return _positive(el.get("r"))
+    if name == "ellipse":
+        return _positive(el.get("rx")) or _positive(el.get("ry"))
+    if name == "line":
+        return tuple(el.get(k, "0") for k in ("x1", "y1")) != tuple(el.get(k, "0") for k in ("x2", "y2"))
+    if name in ("polyline", "polygon"):
+        return len(_NUMBER.findall(el.get("points", "")[:100_000])) >= 4
+    if name == "path":
+        d = el.get("d", "")
+        return bool(re.search(r"[LlHhVvCcSsQqTtAa]", d)) or len(_NUMBER.findall(d[:100_000])) > 2
+    if name in ("text", "tspan", "textPath"):
+        return bool(_text_of(el).strip())
+    if name in ("image", "use"):
+        return any(local_name(a) == "href" and v.strip() for a, v in el.attrib.items())
+    return False
+
+
+def drawn_elements(root: Element) -> int:
+    """Elements that paint something, outside definitions and what display="none" or
+    visibility="hidden" hides: 0 means a blank drawing, however valid (a render of it is one
+    colour). A structural count, not a render: grading never draws anything."""
+    count, stack = 0, [root]
+    while stack:
+        el = stack.pop()
+        if local_name(el.tag) in _NOT_DRAWN or el.get("display", "").strip() == "none":
+            continue
+        if el.get("visibility", "").strip() not in ("hidden", "collapse") and _draws(el):
+            count += 1
+        stack.extend(el)
+    return count
+
+
 def svg_stats(document: str, root: Element) -> dict[str, Any]:
     """Structural figures for one parsed SVG (all JSON-serialisable)."""
     tags: dict[str, int] = {}
@@ -422,6 +475,7 @@ def svg_stats(document: str, root: Element) -> dict[str, Any]:
         "height": root.get("height"),
         "depth": depth_max,
         "scripts": tags.get("script", 0) + event_handlers,
+        "drawn": drawn_elements(root),
         "tags": dict(sorted(tags.items())),
     }
 
@@ -553,9 +607,11 @@ def analyse_svg(answer: str | None, rules: Sequence[Rule] = ()) -> SvgAnalysis:
     return SvgAnalysis(extraction, validation, stats, tuple(results))
 
 
-def grade_svg(answer: str | None, rules: Sequence[Rule] = ()) -> Verdict:
-    """equal=True: a valid SVG and every rule passes; False: invalid, or a rule fails;
-    None: no SVG in the answer (the runner records it as 'unextracted').
+def grade_svg(answer: str | None, rules: Sequence[Rule] = (), drawing: bool = True) -> Verdict:
+    """equal=True: a valid SVG that draws something and passes every rule; False: invalid,
+    blank (with `drawing`: a prompt asks for a picture, and a valid SVG that paints nothing is
+    not one; details.valid stays True), or a rule fails; None: no SVG in the answer (the runner
+    records it as 'unextracted').
 
     `extracted` is the SVG document as written (None when none, or over the byte cap).
     Rule checks are exact decisions: the method is "rules" (not a rescue).
@@ -573,6 +629,9 @@ def grade_svg(answer: str | None, rules: Sequence[Rule] = ()) -> Verdict:
         return Verdict(False, kept, "rules", "invalid SVG: " + "; ".join(errors), extraction_label,
                        {**base, "valid": False, "errors": errors})
     details = {**base, "valid": True, "stats": a.stats, "rules": list(a.rules)}
+    if drawing and a.stats is not None and not a.stats.get("drawn"):
+        return Verdict(False, kept, "rules", "blank: a valid SVG that draws nothing (no shape, path, text or "
+                       "image with a size outside <defs>)", extraction_label, {**details, "blank": True})
     failed = a.failed_rules
     if failed:
         return Verdict(False, kept, "rules", "requirement not met: " + "; ".join(failed),

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..graders import grade
 from ..graders.verdict import Verdict
-from .pack import BadDataError, Item, seeded_sample
+from .pack import BadDataError, Item, seeded_sample, skip_row
 
 LETTERS = "ABCDEFGHIJ"
 
@@ -334,9 +334,10 @@ class SubjectExam:
             for index, row in enumerate(tables[subject]):
                 try:
                     question, choices, gold = self.row(index, row, locations[subject])
-                except BadDataError:
+                except BadDataError as e:
                     if not opts.skip_bad_rows:
                         raise
+                    skip_row(opts, f"{locations[subject]}: row {index}", str(e))
                     continue
                 meta = {"lang": "zh", "kind": "choice", "fewshot": shots.get(subject, ())}
                 items.append(Item(id=f"{subject}/{index}", subset=subject, question=question, gold=gold,

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..graders.verdict import Verdict
 from ._exam import (bad_row, clean_text, format_options, grade_choice, grade_cloze, parse_gold_letters,
                     read_jsonl, sample_per_subset, select_subsets)
-from .pack import BadDataError, Item, LoadOptions, Pack
+from .pack import BadDataError, Item, LoadOptions, Pack, skip_row
 
 VERSION = "1.1"
 COMMIT = "4673402118fa180356be106f0fc73350bd5bc7df"  # ruixiangcui/AGIEval: adds data/v1_1
@@ -121,9 +121,10 @@ def load(opts: LoadOptions) -> list[Item]:
         for index, row in enumerate(read_jsonl(location)):
             try:
                 items.append(_item(subset, index, row, location))
-            except BadDataError:
+            except BadDataError as e:
                 if not opts.skip_bad_rows:
                     raise
+                skip_row(opts, f"{location}: row {index}", str(e))
     return sample_per_subset(items, opts.per_subset, opts.seed)
 
 

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from ..graders import grade
 from ..graders.verdict import Verdict
-from .pack import BadDataError, Item, LoadOptions, Pack
+from .pack import BadDataError, Item, LoadOptions, Pack, skip_row
 
 SPEC_VERSION = 1
 SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".toml")
@@ -341,6 +341,7 @@ def items_from_rows(rows: Sequence[Row], fields: Mapping[str, Any], kind: str | 
                 raise ValueError(f"repeats the id {item.id!r} of {seen[item.id]}")
         except ValueError as e:
             if opts.skip_bad_rows:
+                skip_row(opts, f"{where}: {row.where}", str(e))
                 continue
             raise BadDataError(f"{where}: {row.where} {e} (fix it, or use --skip-bad-rows to go on without it)") from None
         seen[item.id] = row.where

@@ -18,7 +18,7 @@ from decimal import Decimal
 
 from ..graders import extract_gsm8k_strict, extract_last_number, grade
 from ._data import read_hub, read_jsonl, require_file
-from .pack import BadDataError, Item, LoadOptions, Pack, seeded_sample
+from .pack import BadDataError, Item, LoadOptions, Pack, seeded_sample, skip_row
 
 TEMPLATE = (
     "Solve the following math word problem step by step. "
@@ -47,6 +47,7 @@ def load(opts: LoadOptions) -> list[Item]:
         gold = gold_number(str(row.get("answer", "")))
         if not row.get("question") or gold is None:
             if opts.skip_bad_rows:
+                skip_row(opts, f"{where}: row {index} (line {index + 1})", "no question or no '#### answer'")
                 continue
             raise BadDataError(f"{where}: row {index} (line {index + 1}) has no question or no '#### answer' "
                                f"(use --skip-bad-rows to go on without it)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..graders import grade_math
 from ._data import read_hub, read_jsonl, require_file
-from .pack import BadDataError, Item, LoadOptions, Pack, seeded_sample
+from .pack import BadDataError, Item, LoadOptions, Pack, seeded_sample, skip_row
 
 TEMPLATE = (
     "Solve the following math problem step by step. "
@@ -31,6 +31,7 @@ def load(opts: LoadOptions) -> list[Item]:
     for index, row in enumerate(rows):
         if not row.get("problem") or row.get("answer") in (None, ""):
             if opts.skip_bad_rows:
+                skip_row(opts, f"{where}: row {index} (line {index + 1})", "no problem or no answer")
                 continue
             raise BadDataError(f"{where}: row {index} (line {index + 1}) has no problem or no answer "
                                f"(use --skip-bad-rows to go on without it)")

@@ -44,6 +44,14 @@ class LoadOptions:
     fewshot: int = 0
     per_subset: int | None = None           # seeded stratified subsample
     seed: int = 0
+    # with skip_bad_rows: each row a loader skipped, (where, why), appended by skip_row() (the
+    # run says them and keeps them in its manifest; dataclasses.replace shares the list)
+    skipped: list[tuple[str, str]] = field(default_factory=list, compare=False, repr=False)
+
+
+def skip_row(opts: LoadOptions, where: str, why: str) -> None:
+    """A bad row left out under --skip-bad-rows: noted, never silent."""
+    opts.skipped.append((where, why))
 
 
 @dataclass(frozen=True)

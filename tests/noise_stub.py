@@ -1,7 +1,9 @@
 """A loopback chat server with planted noise, for the noise-floor tests: greedy token streams
 (ids, bytes, top-K as llama-server sends them) with a near tie at every 6th position, which it
 flips at random with `flip_rate` (as a GPU engine's batch-dependent reductions would), and with
-`real_rate` a real divergence at token 1 (a token its reference distribution gave -4 nats).
+`real_rate` a real divergence at token 1 (a token its reference distribution gave -4 nats), and
+with `jitter` every logprob scaled by (1 + jitter * u), u uniform in [-1, 1] (other kernels: the
+same tokens, the numbers moved by float noise at jitter 1e-6, by a real drift at 1e-2).
 Streamed and unstreamed.
 
     with NoiseStub(flip_rate=0.05, seed=1) as stub:
@@ -27,9 +29,10 @@ def _entry(word: str, token_id: int, lp: float, alts: list[tuple[str, int, float
 
 
 class NoiseStub(TokenStub):
-    def __init__(self, n_tokens: int = 24, flip_rate: float = 0.0, real_rate: float = 0.0, seed: int = 0):
+    def __init__(self, n_tokens: int = 24, flip_rate: float = 0.0, real_rate: float = 0.0, seed: int = 0,
+                 jitter: float = 0.0):
         super().__init__(n_tokens)
-        self.flip_rate, self.real_rate = flip_rate, real_rate
+        self.flip_rate, self.real_rate, self.jitter = flip_rate, real_rate, jitter
         self.rng = random.Random(seed)
 
     def stream(self, prompt: str, k: int) -> list[dict]:
@@ -50,7 +53,14 @@ class NoiseStub(TokenStub):
                     entries.append(_entry(word, wid, -0.6931, [(alt, aid, -0.6932), far]))
             else:
                 entries.append(_entry(word, wid, -0.05, [(alt, aid, -3.5), far, (" REAL", 9100, -4.0)]))
+        if self.jitter:
+            entries = [self._jittered(e) for e in entries]
         return [dict(e, top_logprobs=e["top_logprobs"][:k]) for e in entries]
+
+    def _jittered(self, entry: dict) -> dict:
+        moved = {t["id"]: t["logprob"] * (1 + self.jitter * self.rng.uniform(-1, 1)) for t in entry["top_logprobs"]}
+        top = [dict(t, logprob=moved[t["id"]]) for t in entry["top_logprobs"]]
+        return dict(entry, logprob=moved.get(entry["id"], entry["logprob"]), top_logprobs=top)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         self.completions += 1

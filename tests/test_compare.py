@@ -258,13 +258,15 @@ def test_faster_decode_but_more_tokens_is_slower_to_solve(tmp_path):
     assert txxs.reasoning_source == "derived"
     assert cmp.pairs[0].token_ratio_total == pytest.approx(2.7, rel=1e-3)
     assert cmp.pairs[0].both_correct_with_tokens == 15
-    time_ratio = txxs.tts_mean / ts.tts_mean
-    assert time_ratio > 2.0                                # slower to solve despite the faster decode
+    time, decode = cmp.speed[0]       # paired by item (issue 34 #5): geometric means of per-item ratios
+    time_ratio = time.ratio
+    assert time_ratio > 2.0 and time.significant          # slower to solve despite the faster decode
+    assert decode.ratio == pytest.approx(1.23, rel=1e-3) and decode.significant
     assert txxs.tts_median > ts.tts_median and txxs.tts_total > ts.tts_total
     assert txxs.correct_per_1k < ts.correct_per_1k
     verdict = cmp.verdict()
-    assert "IQ3_XXS decodes 23% faster but writes ×2.70 the tokens" in verdict
-    assert f"×{time_ratio:.2f} the time per item (slower to solve)" in verdict
+    assert f"IQ3_XXS takes ×{time_ratio:.2f} [" in verdict and "the time per item of IQ3_S (slower, p=" in verdict
+    assert ", although it decodes 23% faster (×1.23 [1.23, 1.23]" in verdict and "writes ×2.70 the tokens" in verdict
     _, text, _ = run_compare([a, b])
     xxs_line = next(line for line in text.splitlines() if line.startswith("IQ3_XXS") and "×" in line)
     assert f"×{time_ratio:.2f}" in xxs_line and "64% (derived)" in xxs_line and "×2.70 (median ×2.70, n=15)" in xxs_line

@@ -249,7 +249,7 @@ def test_regrade_with_the_judge_cli(fake_judge, tmp_path, run_cli):
     first = run_cli(*args, env=env)
     assert first.returncode == 0, first.stderr
     # the current graders read "I am not sure." as no number (was undecided): still left to the judge
-    assert "judge\tm/1\trules: False\tjudge: incorrect\tanother value" in first.stdout
+    assert "judge\tm/1\trules: unextracted\tjudge: incorrect\tanother value" in first.stdout   # `run`'s words
     asked = fake_judge.asked
     second = run_cli(*args, env=env)
     assert "judge: incorrect (cached)" in second.stdout and fake_judge.asked == asked

@@ -232,7 +232,7 @@ def test_rules_pass_and_fail_with_what_was_found():
 def test_title_rule_needs_a_non_empty_title_on_the_root():
     assert grade_svg(f"<svg {NS}><g><title>x</title></g></svg>", [Rule("title")]).equal is False
     assert grade_svg(f"<svg {NS}><title> </title></svg>", [Rule("title")]).equal is False
-    assert grade_svg(f"<svg {NS}><title>Ok</title></svg>", [Rule("title")]).equal is True
+    assert grade_svg(f"<svg {NS}><title>Ok</title></svg>", [Rule("title")], drawing=False).equal is True
 
 
 # ----------------------------------------------------------------------------- the pack
@@ -267,3 +267,38 @@ def test_pack_subsets_and_sampling():
         pack.load(LoadOptions(subsets=("nope",)))
     with pytest.raises(ValueError, match="few-shot"):
         pack.load(LoadOptions(fewshot=2))
+
+
+# ----------------------------------------------------------------------------- blank drawings (issue 34)
+
+@pytest.mark.parametrize("doc", [
+    f"<svg {NS}/>",
+    f"<svg {NS}></svg>",
+    f'<svg {NS} width="400" height="400"><title>A pelican</title><desc>riding a bicycle</desc></svg>',
+    f"<svg {NS}><defs><circle id='c' r='5'/></defs><g></g></svg>",          # drawn only where used
+    f"<svg {NS}><rect width='0' height='10'/><circle r='0'/><path d='M 3 4'/><text>  </text></svg>",
+    f"<svg {NS}><g display='none'><circle r='5'/></g><rect width='5' height='5' visibility='hidden'/></svg>",
+])
+def test_a_valid_svg_that_draws_nothing_is_not_correct_for_a_drawing_prompt(doc):
+    v = grade_svg(f"```svg\n{doc}\n```")
+    assert v.equal is False and v.reason.startswith("blank: a valid SVG that draws nothing"), v.reason
+    assert v.details["valid"] is True and v.details["blank"] is True      # validity stays its own fact
+    assert v.details["stats"]["drawn"] == 0
+
+
+@pytest.mark.parametrize("body", ["<rect width='5' height='5'/>", "<circle r='1'/>", "<path d='M0 0 L 5 5'/>",
+                                  "<text>hi</text>", "<line x2='3'/>", "<polygon points='0,0 5,0 5,5'/>",
+                                  "<defs><circle id='c' r='5'/></defs><use href='#c'/>"])
+def test_one_drawn_element_is_a_drawing(body):
+    v = grade_svg(f"<svg {NS}>{body}</svg>")
+    assert v.equal is True and v.details["stats"]["drawn"] >= 1 and not v.details.get("blank"), v.reason
+
+
+def test_the_pelican_pack_item_is_not_correct_for_an_empty_svg():
+    from evalsuite.tasks import get_pack
+
+    pack = get_pack("svg")
+    item = next(i for i in pack.load(__import__("evalsuite.tasks", fromlist=["LoadOptions"]).LoadOptions())
+                if i.id == "svg/pelican-bicycle")
+    assert pack.grade(item, f"```svg\n<svg {NS}></svg>\n```").equal is False
+    assert pack.grade(item, f"```svg\n{PELICAN}\n```").equal is True

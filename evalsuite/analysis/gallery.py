@@ -133,6 +133,9 @@ def _cell(view: RunView, record: dict[str, Any] | None, item_id: str) -> dict[st
     answer = record.get("answer")
     return {
         "outcome": str(record.get("outcome", "?")),
+        # validity apart from the outcome: a valid SVG can still be wrong (blank, a rule missed)
+        "validity": ("no SVG" if src is None else "valid SVG" if facts["valid"] else "invalid SVG")
+                    + (", draws nothing" if facts["valid"] and not stats.get("drawn", 1) else ""),
         "image": image,
         "reason": clip(reason, 300),
         "stats": [(label, stats.get(key)) for key, label in STAT_LABELS] + [("a11y", access)] if stats else [],
@@ -154,8 +157,9 @@ def _run_summary_row(name: str, view: RunView) -> list[Any]:
     sizes = [((r.get("verdict") or {}).get("details") or {}).get("stats", {}).get("bytes") for r in records]
     sizes = [s for s in sizes if isinstance(s, int)]
     rendered = [e for e in view.renders.values() if e.get("status") == "rendered"]
+    valid = sum(1 for r in records if ((r.get("verdict") or {}).get("details") or {}).get("valid"))
     return [name, manifest.get("model") or "", ", ".join(manifest.get("endpoints") or []), len(records),
-            outcomes.count("correct"), outcomes.count("wrong"), outcomes.count("unextracted"),
+            valid, outcomes.count("correct"), outcomes.count("wrong"), outcomes.count("unextracted"),
             outcomes.count("truncated"), outcomes.count("error"),
             f"{len(rendered)} ({sum(1 for e in rendered if e.get('blank'))} blank)",
             int(statistics.median(sizes)) if sizes else None]

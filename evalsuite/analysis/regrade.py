@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..store import load_run
-from ..store.record import MAX_META_BYTES, META_SKIPPED, item_fields  # noqa: F401  (the record's own fields)
+from ..store.record import MAX_META_BYTES, META_SKIPPED, item_fields, verdict_outcome  # noqa: F401  (the record's own fields)
 
 CHOICE_GOLD = frozenset("ABCDEFGHIJ")
+EQUAL_WORDS = {True: "equal to the gold", False: "not equal", None: "undecided"}   # a verdict's `equal`
 
 
 def item_from_record(record: dict[str, Any], pack_name: str) -> Any:
@@ -52,6 +53,8 @@ class ChangedVerdict:
     old_method: str | None
     new_method: str
     reason: str
+    old_outcome: str | None = None      # the record's outcome, in `run`'s words
+    new_outcome: str | None = None      # the same rule applied to the new verdict
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,7 +99,8 @@ def regrade(run_dir: str | os.PathLike, data_dir: str | os.PathLike | None = Non
         if old.get("equal") != new.equal or old.get("extracted") != new.extracted:
             changed.append(ChangedVerdict(record["id"], item.gold, old.get("equal"), new.equal,
                                           old.get("extracted"), new.extracted, old.get("method"),
-                                          new.method, new.reason))
+                                          new.method, new.reason, record.get("outcome"),
+                                          verdict_outcome(new.equal, new.extracted, record.get("finish_reason"))))
     return changed
 
 
@@ -128,7 +132,10 @@ def regrade_main(run_dir: Path, data_dir: Path | None = None, json_out: Path | N
         print(f"error: {e}", file=sys.stderr)
         return 2
     for c in changes:
-        echo(f"{c.id}\t{c.old_equal} -> {c.new_equal}\t{c.old_extracted!r} -> {c.new_extracted!r}\t[{c.new_method}] {c.reason}")
+        moved = f"{c.old_outcome} -> {c.new_outcome}"
+        if c.old_outcome == c.new_outcome:   # the same word, another verdict: say which
+            moved += f" ({EQUAL_WORDS[c.old_equal]} -> {EQUAL_WORDS[c.new_equal]})"
+        echo(f"{c.id}\t{moved}\t{c.old_extracted!r} -> {c.new_extracted!r}\t[{c.new_method}] {c.reason}")
     echo(summarise(changes, n_records))
     judged = None
     if judge is not None:
@@ -138,7 +145,7 @@ def regrade_main(run_dir: Path, data_dir: Path | None = None, json_out: Path | N
             print(f"error: {e}", file=sys.stderr)
             return 2
         for j in judged:
-            echo(f"judge\t{j['id']}\trules: {j['rule_equal']}\tjudge: {j['verdict']}{' (cached)' if j['cached'] else ''}\t{j['reason']}")
+            echo(f"judge\t{j['id']}\trules: {j['rule_outcome']}\tjudge: {j['verdict']}{' (cached)' if j['cached'] else ''}\t{j['reason']}")
         echo(f"judge: {len(judged)} item(s), {sum(j['cached'] for j in judged)} from the cache; "
              f"{sum(j['verdict'] == 'correct' for j in judged)} correct, "
              f"{sum(j['verdict'] == 'incorrect' for j in judged)} incorrect, "

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence, TextIO
 
 from ..store import Run, RunFolderError
 from ..pages.cards import divergence_card, is_divergence, sort_divergences
-from .compare.comparison import CompareError, Comparison, compare_runs, load_runs
+from .compare.comparison import CompareError, Comparison, compare_runs, load_runs, settings_lines
 from .compare.tables import accuracy_rows, reasoning_notes, reasoning_rows, subset_rows
 from .run_stats import is_correct, is_error
 from ..pages.page import clip, number, render, seconds
@@ -151,6 +151,7 @@ def build_report(runs: Sequence[Run], *, diff: Path | None = None, samples: int 
         transcripts=[transcript(i, runs, names) for i in sample_ids(runs, cmp.alignment.ids, samples)],
         judged=judged_section(runs, names),
         restarts=server_restarts(runs, names),
+        settings=settings_lines(names, cmp.settings),
     )
 
 

@@ -24,6 +24,103 @@ def _timing(record: Mapping[str, Any], key: str) -> float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+# ---------------------------------------------------------------------------- time per item
+
+# The one definition of time per item, for every table, verdict and command (compare, report,
+# sweep; `evalsuite speed`): per record, the server's own time when every answered record of
+# every run compared has it, else the client's request latency. Its words, for the lines:
+TIME_PER_ITEM = {
+    "server": "the server's own timings (prompt_ms + predicted_ms) per item",
+    "client": "timing.total_s per item (request sent to last token, queueing included)",
+}
+
+
+def time_source(record_lists: Sequence[Sequence[Mapping[str, Any]]]) -> str:
+    """"server" when every answered record of every one of these runs carries the server's own
+    timings, else "client": runs compared are timed alike."""
+    answered = [r for records in record_lists for r in records if not is_error(r)]
+    return "server" if answered and all(server_seconds(r) is not None for r in answered) else "client"
+
+
+def item_seconds(record: Mapping[str, Any], source: str) -> float | None:
+    """Time per item (TIME_PER_ITEM[source]); None for an errored record or one without it."""
+    if is_error(record):
+        return None
+    return server_seconds(record) if source == "server" else _timing(record, "total_s")
+
+
+def decode_rate(record: Mapping[str, Any]) -> float | None:
+    """One item's decode rate: completion_tokens / (total_s - ttft_s) (the streaming rate of one
+    request, as the `decode tok/s` column sums it)."""
+    if is_error(record):
+        return None
+    completion, ttft, total = _usage(record, "completion_tokens"), _timing(record, "ttft_s"), _timing(record, "total_s")
+    if completion is None or ttft is None or total is None or total <= ttft or completion <= 0:
+        return None
+    return completion / (total - ttft)
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    """B against A on the same items, paired: the geometric mean of the per-item ratios b_i / a_i
+    with its (1 - alpha) interval (Student-t on the mean log ratio), and the paired t-test on the
+    log ratios (two-sided; the interval excludes 1 exactly when p < alpha)."""
+
+    what: str                     # "time per item" or "decode speed"
+    n: int                        # items with the figure on both sides
+    ratio: float
+    low: float
+    high: float
+    p: float
+    alpha: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p < self.alpha
+
+    def interval(self) -> str:
+        return f"×{self.ratio:.2f} [{self.low:.2f}, {self.high:.2f}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"what": self.what, "n_items": self.n, "ratio": self.ratio, "ci": [self.low, self.high],
+                "confidence": 1 - self.alpha, "p": self.p, "alpha": self.alpha, "significant": self.significant,
+                "method": PAIRED_RATIO_METHOD}
+
+
+PAIRED_RATIO_METHOD = ("geometric mean of the per-item ratios over the paired items, Student-t interval of the mean "
+                       "log ratio, paired t-test on the log ratios")
+
+
+def paired_ratio(what: str, a: Sequence[float | None], b: Sequence[float | None], alpha: float = 0.05
+                 ) -> PairedRatio | None:
+    """PairedRatio over the items where both values are there and positive; None under 2 items."""
+    import math
+
+    from .stats import t_quantile, t_two_sided_p
+
+    logs = [math.log(y / x) for x, y in zip(a, b) if x is not None and y is not None and x > 0 and y > 0]
+    n = len(logs)
+    if n < 2:
+        return None
+    m = sum(logs) / n
+    sd = math.sqrt(sum((v - m) ** 2 for v in logs) / (n - 1))
+    if sd == 0:
+        p, half = (1.0 if m == 0 else 0.0), 0.0
+    else:
+        se = sd / math.sqrt(n)
+        p, half = t_two_sided_p(m / se, n - 1), t_quantile(n - 1, 1 - alpha / 2) * se
+    return PairedRatio(what, n, math.exp(m), math.exp(m - half), math.exp(m + half), p, alpha)
+
+
+def paired_speed(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]], ids: Sequence[str],
+                 source: str, alpha: float = 0.05) -> tuple[PairedRatio | None, PairedRatio | None]:
+    """(time per item, decode speed) of run b against run a on these items (records by id)."""
+    time = paired_ratio("time per item", [item_seconds(a[i], source) for i in ids],
+                        [item_seconds(b[i], source) for i in ids], alpha)
+    decode = paired_ratio("decode speed", [decode_rate(a[i]) for i in ids], [decode_rate(b[i]) for i in ids], alpha)
+    return time, decode
+
+
 def server_seconds(record: Mapping[str, Any]) -> float | None:
     """The server's own time for the item (llama-server `timings`: prompt + predicted ms), which
     unlike the client's latency does not grow with the run's concurrency or queueing."""
@@ -131,10 +228,8 @@ def token_stats(records: Sequence[Mapping[str, Any]], server_time: bool = True) 
         if completion is not None and ttft is not None and total is not None and total > ttft:
             decode_tokens += completion
             decode_seconds += total - ttft
-    server = [server_seconds(r) for r in answered]
-    tts_source = "server" if server_time and answered and all(t is not None for t in server) else "client"
-    totals = ([t for t in server if t is not None] if tts_source == "server"
-              else [t for t in (_timing(r, "total_s") for r in answered) if t is not None])
+    tts_source = time_source([answered]) if server_time else "client"
+    totals = [t for t in (item_seconds(r, tts_source) for r in answered) if t is not None]
     ttfts = [t for t in (_timing(r, "ttft_s") for r in answered) if t is not None]
     truncated = sum(1 for r in answered if r.get("outcome") == "truncated" or r.get("finish_reason") == "length")
     correct_with_tokens = sum(1 for r in answered if is_correct(r) and _usage(r, "completion_tokens") is not None)

@@ -160,6 +160,16 @@ def _incomplete_beta(a: float, b: float, x: float) -> float:
     return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
 
 
+def t_two_sided_p(t: float, df: float) -> float:
+    """The two-sided p of Student's t statistic with df degrees of freedom, P(|T_df| >= |t|) =
+    I_x(df/2, 1/2) with x = df / (df + t²) (scipy.stats.t.sf(|t|, df) * 2; checked against it)."""
+    if not df > 0:
+        raise ValueError(f"t_two_sided_p: need df > 0, got {df}")
+    if math.isinf(t):
+        return 0.0
+    return min(1.0, max(0.0, _incomplete_beta(df / 2.0, 0.5, df / (df + t * t))))
+
+
 def t_quantile(df: float, q: float) -> float:
     """Student's t quantile: t such that P(T_df <= t) = q (scipy.special.stdtrit(df, q)).
 

@@ -30,6 +30,25 @@ def _num(values) -> list[float]:
     return [v for v in values if isinstance(v, (int, float))]
 
 
+def timing_medians(timing: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each median with the records it is over (`n`). The first-token medians are over the records
+    that have that time *and* a total (a stream without a first-token time would otherwise set
+    a median of fewer, slower records beside one of all of them); `total_s_with_ttft` is the total
+    over those same records, so the two compare."""
+    def has(t: dict[str, Any], key: str) -> bool:
+        return isinstance(t.get(key), (int, float)) and not isinstance(t.get(key), bool)
+
+    out: dict[str, dict[str, Any]] = {}
+    for key in ("ttft_s", "ttfa_s"):
+        both = [t for t in timing if has(t, key) and has(t, "total_s")]
+        out[key] = {"median": median([float(t[key]) for t in both]), "n": len(both)}
+    totals = [float(t["total_s"]) for t in timing if has(t, "total_s")]
+    out["total_s"] = {"median": median(totals), "n": len(totals)}
+    with_ttft = [float(t["total_s"]) for t in timing if has(t, "ttft_s") and has(t, "total_s")]
+    out["total_s_with_ttft"] = {"median": median(with_ttft), "n": len(with_ttft)}
+    return out
+
+
 def run_categories(manifest: dict[str, Any], run_dir: Any = None) -> dict[str, str]:
     """Subset -> category as the run wrote them into its manifest (`categories`). A folder from
     before that field takes them from its own summary.json, which the run wrote at its end from
@@ -86,14 +105,19 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
                 variants[name] = variants.get(name, 0) + bool(value["equal"])
     summary["extraction_variants"] = {name: {"n_correct": k, "accuracy": k / len(answered) if answered else None}
                                       for name, k in variants.items()}
+    validity = [((r.get("verdict") or {}).get("details") or {}) for r in answered]
+    if any("valid" in d for d in validity):   # SVG answers: validity is its own figure, apart from correct
+        summary["svg"] = {"n_valid": sum(1 for d in validity if d.get("valid")),
+                          "n_blank": sum(1 for d in validity if d.get("blank")), "n_answered": len(answered)}
     usage = [r.get("usage") or {} for r in answered]
     timing = [r.get("timing") or {} for r in answered]
     summary["usage_missing"] = sum(1 for u in usage if u.get("completion_tokens") is None)
     summary["tokens"] = {
-        key: {"median": median(_num(u.get(key) for u in usage)), "total": sum(_num(u.get(key) for u in usage)) or None}
+        key: {"median": median(_num(u.get(key) for u in usage)), "total": sum(_num(u.get(key) for u in usage)) or None,
+              "n": len(_num(u.get(key) for u in usage))}
         for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens")
     }
-    summary["timing"] = {key: {"median": median(_num(t.get(key) for t in timing))} for key in ("ttft_s", "ttfa_s", "total_s")}
+    summary["timing"] = timing_medians(timing)
     summary["rescued"] = [
         {"id": r["id"], "method": r["verdict"].get("method"), "reason": r["verdict"].get("reason"),
          "extracted": r.get("extracted"), "gold": r.get("gold")}
@@ -168,19 +192,27 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
                  + (f" ({summary['n_looped']} looped)" if summary.get("n_looped") else "")
                  + f" | errors {summary['n_errors']}"
                  + (f" {summary['errors_by_kind']}" if summary["errors_by_kind"] else ""))
+    if summary.get("svg"):
+        v = summary["svg"]
+        lines.append(f"valid SVG {v['n_valid']} of {v['n_answered']} answered ({v['n_blank']} of them draw nothing: "
+                     f"not correct); correct needs a valid SVG that draws and meets every requirement")
     missing = (manifest or {}).get("logprobs_missing") or {}
     if missing.get("items"):
         lines.append(f"logprobs partly missing: {missing['tokens']} token(s) on {missing['items']} item(s) came without "
                      "a number (speculative tokens: llama-server sends none); they are never read as certain")
+    skipped = (manifest or {}).get("skipped_rows") or {}
+    if skipped.get("count"):   # --skip-bad-rows
+        first = [f"{x.get('where')}: {x.get('why')}" for x in (skipped.get("first") or [])[:3] if isinstance(x, dict)]
+        lines.append(f"skipped bad rows (--skip-bad-rows): {skipped['count']}" + (f"; e.g. {'; '.join(first)}" if first else ""))
     restarts = (manifest or {}).get("server_restarts") or []
     if restarts:   # evalsuite.serve: the managed server died or hung and was restarted
         lines.append(f"server restarts: {len(restarts)} (the items in flight were asked again; nothing recorded was lost)")
         for e in restarts:
             back = f", back in {e['ready_after_s']:.1f} s" if e.get("ready_after_s") is not None else ""
             lines.append(f"  {e.get('at')}: the server {e.get('reason')} -> {e.get('outcome')}{back}")
-    from ..speculation import manifest_summary, stream_mode
+    from ..speculation import speculation_line, stream_mode
 
-    serving = [x for x in (manifest_summary(manifest), stream_mode(manifest)) if x]
+    serving = [x for x in (speculation_line(manifest), stream_mode(manifest)) if x]
     if serving:
         lines.append("; ".join(serving))
     subsets = summary.get("subsets") or []
@@ -209,10 +241,18 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
                      f"left empty, not estimated")
     def fmt(v, unit=""):
         return "-" if v is None else (f"{v:.3g}{unit}" if isinstance(v, float) else f"{v}{unit}")
-    lines.append(f"median tokens: prompt {fmt(tok['prompt_tokens']['median'])}, completion {fmt(tok['completion_tokens']['median'])}, "
-                 f"reasoning {fmt(tok['reasoning_tokens']['median'])}")
-    lines.append(f"median time: first token {fmt(tim['ttft_s']['median'], ' s')}, first answer token {fmt(tim['ttfa_s']['median'], ' s')}, "
-                 f"total {fmt(tim['total_s']['median'], ' s')}")
+    def over(entry: dict[str, Any], unit: str = "") -> str:   # a median and the records it is over
+        return fmt(entry.get("median"), unit) + (f" (n={entry['n']})" if "n" in entry else "")
+    lines.append(f"median tokens: prompt {over(tok['prompt_tokens'])}, completion {over(tok['completion_tokens'])}, "
+                 f"reasoning {over(tok['reasoning_tokens'])}")
+    with_ttft = tim.get("total_s_with_ttft")
+    if with_ttft is not None and with_ttft["n"] != tim["total_s"]["n"]:
+        # some records have no first-token time: the first-token medians and a total over the same records
+        lines.append(f"median time: first token {over(tim['ttft_s'], ' s')}, first answer token {over(tim['ttfa_s'], ' s')}, "
+                     f"total over the same records {over(with_ttft, ' s')}; total over all {over(tim['total_s'], ' s')}")
+    else:
+        lines.append(f"median time: first token {over(tim['ttft_s'], ' s')}, first answer token {over(tim['ttfa_s'], ' s')}, "
+                     f"total {over(tim['total_s'], ' s')}")
     if summary.get("looped"):
         loops = summary["looped"]
         tokens = sum(x["completion_tokens"] or 0 for x in loops)

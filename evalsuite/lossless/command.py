@@ -111,18 +111,20 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: P
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,
               json_path: Any = None, html_path: Any = None, fail_on: str | None = None,
               rescore_endpoint: str | None = None, echo=print, api_key_env: str | None = None,
-              aa: Any = None, teacher_endpoint: str | None = None, teacher_items: int = 20) -> int:
-    """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused)."""
+              aa: Any = None, teacher_endpoint: str | None = None, teacher_items: int = 20,
+              quiet: bool = False) -> int:
+    """`evalsuite diff`: returns the exit code (0 ok, 1 --fail-on tripped, 2 refused). `quiet`:
+    only the counts line (and the noise floor's sentence) is printed."""
     with cyclic_gc_paused():
         return _diff_main(baseline, candidate, tau=tau, precision=precision, json_path=json_path,
                           html_path=html_path, fail_on=fail_on, rescore_endpoint=rescore_endpoint, echo=echo,
                           api_key_env=api_key_env, aa=aa, teacher_endpoint=teacher_endpoint,
-                          teacher_items=teacher_items)
+                          teacher_items=teacher_items, quiet=quiet)
 
 
 def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: str | None, json_path: Any,
                html_path: Any, fail_on: str | None, rescore_endpoint: str | None, echo, api_key_env: str | None,
-               aa: Any, teacher_endpoint: str | None, teacher_items: int) -> int:
+               aa: Any, teacher_endpoint: str | None, teacher_items: int, quiet: bool = False) -> int:
     import sys
     from pathlib import Path
 
@@ -137,7 +139,7 @@ def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: s
         from .sampled import sampled_diff_main   # sampled runs: the same distribution? (docs/sampling.md)
 
         sampled = sampled_diff_main(baseline, candidate, json_path=json_path, html_path=html_path, fail_on=fail_on,
-                                    echo=echo)
+                                    echo=echo, quiet=quiet)
         if sampled is not None:
             return sampled
         runs = [load_diff_run(p) for p in (baseline, candidate)]
@@ -153,7 +155,7 @@ def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: s
     except (RunFolderError, DiffRefused, OutputError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    echo(format_diff(result))
+    echo(result.summary_line() if quiet else format_diff(result))
     extra: dict[str, Any] = {}
     if floor is not None:
         echo(f"noise floor (A/A {aa}): {floor.sentence}")
@@ -163,7 +165,8 @@ def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: s
         from .teacher import teacher_forced
         sample = [i.id for i in result.items][:teacher_items]
         forced = teacher_forced(runs[0], teacher_endpoint, sample, api_key_env=api_key_env)
-        echo(forced.line())
+        if not quiet:
+            echo(forced.line())
         extra["teacher_forced"] = forced.to_dict()
     if json_path:
         # made only when asked (an item's dict costs ~40 us); the items as they are, before
@@ -205,14 +208,15 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
         return EXIT_USAGE
     from ..analysis.outputs import OutputError, check_writable
 
+    root = lossless_root(s)
     try:   # before the runs, not after an hour of them
         for flag, path in (("--json", s.json_path), ("--html", s.html_path)):
             if path:
+                inside_root(Path(path), root)
                 check_writable(path, flag)
     except OutputError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    root = lossless_root(s)
     if s.resume is not None and not root.is_dir():
         print(f"error: cannot resume {s.resume}: no such folder", file=sys.stderr)
         return EXIT_USAGE
@@ -237,7 +241,7 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
     # the servers' own draft counters around each run (the runner keeps them in the manifest)
     speculation = {role: _speculation_of(folders[role]) for role in folders}
     for role, report in speculation.items():
-        if report:
+        if report:   # a lossless check compares speculation: each side's counters are said, even none
             echo(f"{role} {report['summary']}")
     if ((speculation["baseline"] or {}).get("during_run") or {}).get("drafted", 0) > 0:
         echo("warning: the baseline drafted tokens: run the baseline with speculation off, or its logprobs "
@@ -264,6 +268,20 @@ def lossless_main(s: LosslessSettings, echo: Callable[[str], None] = print) -> i
               f"{resume_command(s.argv, root)} --retry-errors", file=sys.stderr)
         return EXIT_FAIL
     return code
+
+
+def inside_root(path: Path, root: Path) -> None:
+    """An output inside the folder lossless makes (`--run-dir R --html R/diff.html`): its folders
+    are made now, as the runs would make R, so the check before the runs can pass. Outside R
+    nothing is created: a missing folder there is the user's to fix."""
+    from ..analysis.outputs import OutputError
+
+    parent = path.parent.resolve()
+    if parent == root.resolve() or root.resolve() in parent.parents:
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"the folder {path.parent} cannot be made ({e.strerror or e})") from None
 
 
 def _speculation_of(run_dir: Path) -> dict | None:

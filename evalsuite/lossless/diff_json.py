@@ -6,6 +6,14 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 
+def engine_setting(key: str) -> bool:
+    """Whether an `extra_body` field is a speculation/engine setting, which the diff (and so the
+    gate) lets two runs differ in: the point of the comparison, not another decoding."""
+    from .tokens import ENGINE_KEYS
+
+    return key in ENGINE_KEYS or key.startswith("speculative")
+
+
 def drift_view(data: dict[str, Any]) -> dict[str, Any] | None:
     """The diff JSON's `drift` as the report page draws it (None when absent or not well-formed)."""
     from .drift import page_view, summary_from_dict

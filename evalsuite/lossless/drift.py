@@ -343,26 +343,72 @@ def same_numbers(measured: int) -> PositionDrift:
     return PositionDrift(np.zeros(measured, np.float32), np.ones(measured, bool), np.zeros(measured, np.float32), zero=True)
 
 
+def spelled_rows(table: Any, text: str) -> int | None:
+    """How many leading rows of a token_schema() table spell the start of `text` (by bytes, else
+    by token text; the longer walk wins, as classify.spelled_count); None when every row is
+    needed and the rows spell the whole text (no entry skipped). A streamed llama-server run
+    under speculation sends the draft tokens it accepted without logprobs, so its entries skip
+    them: past the first skip, row j is no longer the text's token j."""
+    if table is None:
+        return None
+    data = text.encode("utf-8")
+    raw = table.column("bytes")
+    if raw.null_count == 0 and table.num_rows:
+        if b"".join(raw.to_pylist()) == data:
+            return None
+    by_bytes = at = 0
+    for piece, token in zip(raw.to_pylist(), table.column("token").to_pylist()):
+        piece = piece if piece is not None else (token or "").encode("utf-8")
+        if not data.startswith(piece, at):
+            break
+        at, by_bytes = at + len(piece), by_bytes + 1
+    if by_bytes == table.num_rows and at == len(data):
+        return None
+    by_text = at = 0
+    for token in table.column("token").to_pylist():
+        token = token or ""
+        if not text.startswith(token, at):
+            break
+        at, by_text = at + len(token), by_text + 1
+    if by_text == table.num_rows and at == len(text):
+        return None
+    return max(by_bytes, by_text)
+
+
 def item_drift(tb: Any, tc: Any, verdict: str, token_index: int | None,
                same_tokens: bool = False, views: tuple[Any, Any] | None = None,
-               apart_at: int | None = None) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
+               apart_at: int | None = None,
+               spelled: tuple[int | None, int | None] = (None, None)) -> tuple[ItemDrift | None, PositionDrift | None, int, bool]:
     """One item's drift: (its summary, the per-position values, tokens walked in common, whether
-    the walk ended at a divergence). The common prefix ends at the verdict's divergence when
-    there is one, else where the two token streams part (an identical text tokenised apart, or
-    entries a stream skipped) or at the shorter end. `same_tokens`: the caller already knows the
-    two streams are the same tokens (identical_by_columns). `views`: the tables' numpy arrays
-    (store.token_arrays), when the caller has them. `apart_at`: the first position where the two
-    streams' ids differ, when the caller has found it (common_prefix's answer)."""
+    the walk ended at a divergence). The walk ends at the verdict's divergence when there is one
+    (its token index, in the baseline's tokens), else where the two token streams part (an
+    identical text tokenised apart) or at the shorter end. `same_tokens`: the caller already
+    knows the two streams are the same tokens (identical_by_columns). `views`: the tables' numpy
+    arrays (store.token_arrays), when the caller has them. `apart_at`: the first position where
+    the two streams' ids differ, when the caller has found it (common_prefix's answer).
+
+    `spelled`: per side, how many leading entries spell its text when not all do (spelled_rows;
+    None: all do). Entries a server skipped (tokens streamed without logprobs) are unscored
+    positions, not a divergence: the drift is measured only where both sides' entries still
+    line up with the text, and the walk of an item whose texts agree is the baseline's whole
+    text."""
     if tb is None or tc is None:
         return None, None, 0, False
     if apart_at is not None:
         prefix = apart_at
     else:
         prefix = tb.num_rows if same_tokens and tb.num_rows == tc.num_rows else common_prefix(tb, tc, views)
+    walked = prefix
+    # entries that line up index by index on both sides (the same count, failing to spell
+    # their texts at the same place: a rendering, not a skip) are compared as they are
+    skipped = spelled != (None, None) and not (spelled[0] == spelled[1] and tb.num_rows == tc.num_rows)
+    if skipped:
+        prefix = min([prefix] + [n for n in spelled if n is not None])
+        walked = tb.num_rows if spelled[0] is None else spelled[0]
     diverged = verdict not in ("identical", "cut_prefix") and token_index is not None
     if diverged:
-        prefix = min(prefix, token_index)
-    return summarised(prefix, position_drift(tb, tc, prefix, views), diverged)
+        prefix, walked = min(prefix, token_index), token_index
+    return summarised(walked, position_drift(tb, tc, prefix, views), diverged)
 
 
 def summarised(prefix: int, values: PositionDrift | None, diverged: bool

@@ -249,7 +249,8 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
     """Each common item's verdict, reading token streams one item at a time (flat memory), and
     each side's [tokens, not-top-1 tokens]."""
     from ..store import TOKEN_FIELD
-    from .drift import DriftAccumulator, item_drift, same_numbers, summarised, table_of
+    from .drift import DriftAccumulator, item_drift, same_numbers, spelled_rows, summarised, table_of
+    from .tokens import raw_text
 
     drafted = drafted_during(baseline.manifest), drafted_during(candidate.manifest)
     drift = DriftAccumulator()
@@ -290,8 +291,11 @@ def _diff_items(baseline: Any, candidate: Any, b_by_id: dict, c_by_id: dict, com
             tables = table_of(b.get("logprobs")), table_of(c.get("logprobs"))
             fast = views = apart_at = None
         if item.verdict != "undetermined" or item.token_index is not None:
+            # entries that skip tokens (sent without logprobs) line up with the text only up to the skip
+            spelled = ((None, None) if fast is not None or apart_at is not None else
+                       (spelled_rows(tables[0], raw_text(b)), spelled_rows(tables[1], raw_text(c))))
             summary, values, walked, diverged = item_drift(*tables, item.verdict, item.token_index, fast is not None,
-                                                           views=views, apart_at=apart_at)
+                                                           views=views, apart_at=apart_at, spelled=spelled)
             if summary is not None:
                 item = _with_drift(item, summary)
                 drift.add(values, walked, diverged)

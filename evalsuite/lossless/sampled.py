@@ -266,7 +266,8 @@ def format_sampled_diff(d: SampledDiff, shown: int = 10) -> str:
 
 
 def sampled_diff_main(baseline: Any, candidate: Any, *, json_path: Any = None, html_path: Any = None,
-                      fail_on: str | None = None, echo: Callable[[str], None] = print) -> int | None:
+                      fail_on: str | None = None, echo: Callable[[str], None] = print,
+                      quiet: bool = False) -> int | None:
     """`evalsuite diff` of two runs when either is sampled: the exit code; None when neither is
     (the greedy diff goes on). Exit 1 when they differ and --fail-on is given, 2 when refused."""
     import sys
@@ -291,7 +292,10 @@ def sampled_diff_main(baseline: Any, candidate: Any, *, json_path: Any = None, h
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    echo(format_sampled_diff(result))
+    if quiet:   # diff -q: the verdicts alone
+        echo("; ".join(f"{t.what}: {t.verdict()}" for t in (result.answers, result.first_tokens) if t is not None))
+    else:
+        echo(format_sampled_diff(result))
     if json_path:
         Path(json_path).write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return 1 if (fail_on and result.differs) else 0

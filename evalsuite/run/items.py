@@ -2,8 +2,9 @@
 or an item and its sample index), and the request each job sends."""
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
-from typing import Any
+from typing import Any, Sequence
 
 from ..client.exchange import Decoding, Request
 from ..client.errors import UsageError
@@ -30,6 +31,9 @@ def load_items(settings: RunSettings, pack=None):
         items = pack.load(opts)
     except BadDataError as e:
         raise UsageError(str(e)) from None
+    if opts.skipped:   # --skip-bad-rows: said, and kept in the manifest (manifest.make_manifest)
+        settings = replace(settings, skipped_rows=tuple(opts.skipped))
+        print(skipped_rows_line(opts.skipped), file=sys.stderr)
     if settings.limit is not None:
         items = limit_items(items, settings.limit, stratified=is_stratified(settings))
     if settings.decoding.max_tokens is None:  # the pack's default, recorded in the manifest like any setting
@@ -43,6 +47,14 @@ def load_items(settings: RunSettings, pack=None):
         bad = next(i for i in ids if SAMPLE_SEP in i)
         raise UsageError(f"{settings.pack}: item id {bad!r} holds the character U+001F, which --samples keys use")
     return pack, items, settings
+
+
+def skipped_rows_line(skipped: Sequence[tuple[str, str]], shown: int = 5) -> str:
+    """The rows --skip-bad-rows left out, the first few by where they are and why."""
+    head = "; ".join(f"{where}: {why}" for where, why in skipped[:shown])
+    more = f"; and {len(skipped) - shown} more" if len(skipped) > shown else ""
+    return (f"skipped {len(skipped)} bad row{'s' if len(skipped) != 1 else ''} (--skip-bad-rows; kept in the "
+            f"manifest's skipped_rows): {head}{more}")
 
 
 def is_stratified(settings: RunSettings) -> bool:

@@ -15,6 +15,9 @@ from .resume import resume_command
 from ..store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records, record_key
 
 
+SKIPPED_KEPT = 20   # skipped rows the manifest names (the count is of all of them)
+
+
 def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]], model: str) -> dict[str, Any]:
     from ..tasks.pack import dataset_fingerprint
 
@@ -45,6 +48,10 @@ def make_manifest(settings: Any, pack, items, served_models: dict[str, list[str]
         # answers per item (`run --samples N`); absent: 1, as in every run before it (docs/sampling.md)
         **({"samples": settings.samples} if getattr(settings, "samples", 1) > 1 else {}),
     }
+    skipped = getattr(settings, "skipped_rows", ())
+    if skipped:   # --skip-bad-rows: how many rows were left out, and the first of them (absent: none)
+        manifest["skipped_rows"] = {"count": len(skipped),
+                                    "first": [{"where": w, "why": y} for w, y in skipped[:SKIPPED_KEPT]]}
     # subset -> category of the subsets run, so `show` reads them from the folder (absent: none)
     used = {i.subset for i in items}
     categories = {s: c for s, c in sorted((getattr(pack, "categories", None) or {}).items()) if s in used}

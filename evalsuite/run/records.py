@@ -15,13 +15,10 @@ def _sample_field(request: Request) -> dict[str, Any]:
 
 
 def outcome_of(response: Response, verdict) -> str:
-    # A cut-off response is "truncated", never "wrong"; an answer that was complete enough to
-    # be graded correct before the cut still counts as correct.
-    if response.finish_reason == "length" and not verdict.equal:
-        return "truncated"
-    if verdict.equal is None or verdict.extracted is None:
-        return "unextracted"  # no answer found, or an ambiguous one: counted apart from wrong
-    return "correct" if verdict.equal else "wrong"
+    # the one rule (store.record.verdict_outcome), which regrade's words use too
+    from ..store.record import verdict_outcome
+
+    return verdict_outcome(verdict.equal, verdict.extracted, response.finish_reason)
 
 
 def response_record(item, request: Request, response: Response, verdict, attempts: int) -> dict[str, Any]:

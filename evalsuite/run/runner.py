@@ -273,7 +273,8 @@ async def _run_async(settings: RunSettings) -> int:
         if not settings.quiet:
             from ..analysis.summary import format_summary
             print(format_summary(summary, manifest))
-        print(f"run folder: {settings.run_dir}", file=sys.stderr)
+        if not settings.quiet:
+            print(f"run folder: {settings.run_dir}", file=sys.stderr)
         if settings.decoding.temperature == 0:
             progress.greedy.warn()
         if summary["n_errors"]:

@@ -47,6 +47,7 @@ class RunSettings:
     serve_hang_timeout: float = 120.0
     managed: Any = None          # its Supervisor, set by serve.serve_and_run while the run goes
     samples: int = 1     # answers per item (docs/sampling.md): sample j is asked with seed = decoding.seed + j
+    skipped_rows: tuple[tuple[str, str], ...] = ()   # (where, why) of the rows --skip-bad-rows left out
 
 
 def settings_from_options(

@@ -181,3 +181,14 @@ def item_fields(item: Any) -> dict[str, Any]:
         except (TypeError, ValueError):
             continue
     return {"choices": list(item.choices), "item_meta": meta}
+
+
+def verdict_outcome(equal: bool | None, extracted: Any, finish_reason: str | None) -> str:
+    """A graded record's outcome word from its verdict: the words `run` records and every command
+    prints (correct, wrong, unextracted, truncated). A cut-off response is "truncated", never
+    "wrong"; an answer complete enough to be graded correct before the cut still counts."""
+    if finish_reason == "length" and not equal:
+        return "truncated"
+    if equal is None or extracted is None:
+        return "unextracted"   # no answer found, or an ambiguous one: counted apart from wrong
+    return "correct" if equal else "wrong"

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from ...store import Run, bulky, load_run
 from ..paired import Paired, paired
-from ..run_stats import RunStats, run_stats
+from ..run_stats import TIME_PER_ITEM, RunStats, paired_speed, run_stats
 
 class CompareError(ValueError):
     """Runs that cannot be compared (no items in common, a sweep key a run lacks, ...)."""
@@ -86,6 +86,9 @@ class Comparison:
     runs: tuple[RunStats, ...]
     pairs: tuple[Paired, ...]           # runs[1:] each against runs[0]
     alpha: float
+    settings: tuple[Any, ...] = ()      # gate_settings.SettingsDifferences of runs[1:] each against runs[0]
+    # runs[1:] each against runs[0], paired by item: (time per item, decode speed) run_stats.PairedRatio or None
+    speed: tuple[tuple[Any, Any], ...] = ()
 
     @property
     def subset_names(self) -> list[str]:
@@ -101,6 +104,9 @@ class Comparison:
             data["tokens"].pop("completion_tokens", None)
         for pair, data in zip(self.pairs, out["pairs"]):
             data["delta_pp"] = pair.delta_pp
+        out["speed"] = [{"run": run.name, "time_per_item": None if t is None else t.to_dict(),
+                         "decode_speed": None if d is None else d.to_dict()}
+                        for run, (t, d) in zip(self.runs[1:], self.speed)]
         out["verdict"] = self.verdict()
         return out
 
@@ -137,7 +143,30 @@ def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
         # one run timed by its server, another by the client: time them all by the client
         stats = tuple(run_stats(r, alignment.ids, n, server_time=False) for r, n in zip(runs, names))
     pairs = tuple(paired(runs[0], r, alignment.ids, names[0], n) for r, n in zip(runs[1:], names[1:]))
-    return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha)
+    source = stats[0].tokens.tts_source   # one source for every run (above)
+    speed = tuple(paired_speed(runs[0].by_id, r.by_id, alignment.ids, source, alpha) for r in runs[1:])
+    return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha,
+                      settings=settings_against_first(runs, names), speed=speed)
+
+
+def settings_against_first(runs: Sequence[Run], names: Sequence[str]) -> tuple[Any, ...]:
+    """How each later run's settings differ from the first's (the gate's rules: docs/gate.md)."""
+    from ..gate.settings import settings_differences
+
+    return tuple(settings_differences(runs[0].manifest, r.manifest, names[0], n) for r, n in zip(runs[1:], names[1:]))
+
+
+def settings_lines(names: Sequence[str], diffs: Sequence[Any]) -> list[str]:
+    """One line per later run whose settings differ from the first's: what changes the answers
+    (the comparison then measures that too) and what the comparison is across."""
+    lines = []
+    for name, d in zip(names[1:], diffs):
+        if d.refused:
+            lines.append(f"{name} vs {names[0]}: made with settings that change the answers, so the comparison "
+                         f"measures them too: " + "; ".join(d.refused))
+        if d.shown:
+            lines.append(f"{name} vs {names[0]}: compared across " + "; ".join(d.shown))
+    return lines
 
 
 # What a comparison never reads; `server_timings` is kept: time/item comes from it (token_stats).
@@ -171,31 +200,36 @@ def fmt_ratio(x: float | None) -> str:
     return "n/a" if x is None else f"×{x:.2f}"
 
 
-def speed_words(a: RunStats, b: RunStats) -> str | None:
-    """"B decodes 23% faster but writes ×2.70 the tokens: ×2.20 the time to solve" — the
-    decode rate alone misleads, so it is never said without the time to solution."""
+def speed_words(cmp: Comparison, index: int) -> str | None:
+    """Run index+1 against the first on speed, paired by item (run_stats.paired_speed): "takes
+    ×0.74 [0.70, 0.79] the time per item (faster, p=…)" only when the paired test says so, else
+    "no significant difference"; the decode rate is named only when it differs significantly (a
+    decode rate alone misleads, so never without the time per item), and the line says what
+    time per item is."""
+    time, decode = cmp.speed[index] if index < len(cmp.speed) else (None, None)
+    if time is None:
+        return None
+    a, b = cmp.runs[0], cmp.runs[index + 1]
     ta, tb = a.tokens, b.tokens
-    if not (ta.tts_total and tb.tts_total):
-        return None
-    time_ratio = (tb.tts_mean or 0) / ta.tts_mean if ta.tts_mean else None
-    if time_ratio is None:
-        return None
-    token_ratio = tb.out_mean / ta.out_mean if ta.out_mean and tb.out_mean is not None else None
-    decode_ratio = tb.decode_tps / ta.decode_tps if ta.decode_tps and tb.decode_tps else None
-    if all(x is None or abs(x - 1) < 0.01 for x in (time_ratio, token_ratio, decode_ratio)):
-        return None   # same speed, same length: nothing worth a word
-    parts = []
-    decode_differs = decode_ratio is not None and abs(decode_ratio - 1) >= 0.01
-    if decode_differs:
-        change = decode_ratio - 1
-        parts.append(f"decodes {abs(change) * 100:.0f}% {'faster' if change >= 0 else 'slower'}")
-    if token_ratio is not None:
-        parts.append(f"writes {fmt_ratio(token_ratio)} the tokens")
-    pace = "slower" if time_ratio > 1 else "faster"
-    # "but" when the decode rate points one way and the time to solve the other
-    conflict = decode_differs and (decode_ratio > 1) == (time_ratio > 1)
-    head = f"{b.name} " + ((" but " if conflict else " and ").join(parts) if parts else "")
-    return f"{head}: {fmt_ratio(time_ratio)} the time per item ({pace} to solve)".replace(" :", ":")
+    longer = ta.out_mean and tb.out_mean is not None and abs(tb.out_mean / ta.out_mean - 1) >= 0.01
+    if time.low == time.high == time.ratio == 1.0 and not longer and (decode is None or not decode.significant):
+        return None   # every item took exactly as long, as many tokens: nothing worth a word
+    if time.significant:
+        pace = "slower" if time.ratio > 1 else "faster"
+        words = f"{b.name} takes {time.interval()} the time per item of {a.name} ({pace}, p={fmt_p(time.p)})"
+    else:
+        words = f"time per item: no significant difference ({time.interval()}, p={fmt_p(time.p)})"
+    if decode is not None and decode.significant:
+        change = decode.ratio - 1
+        # "although" when the decode rate points one way and the time per item the other
+        against = time.significant and (decode.ratio > 1) == (time.ratio > 1)
+        words += (f"{', although it' if against else '; it'} decodes {abs(change) * 100:.0f}% "
+                  f"{'faster' if change >= 0 else 'slower'} ({decode.interval()}, p={fmt_p(decode.p)})")
+    if longer:
+        words += f"{' and' if decode is not None and decode.significant else '; it'} writes " \
+                 f"{fmt_ratio(tb.out_mean / ta.out_mean)} the tokens (mean)"
+    return (f"{words} [paired over {time.n} items: geometric mean of per-item ratios, {100 * (1 - time.alpha):g}% "
+            f"interval, paired t-test on log ratios; time per item = {TIME_PER_ITEM[ta.tts_source]}]")
 
 
 def verdict_line(cmp: Comparison) -> str:
@@ -205,7 +239,7 @@ def verdict_line(cmp: Comparison) -> str:
         run = cmp.runs[0]
         return f"{run.name}: {fmt_pct(run.accuracy)} on {run.graded} items (one run, nothing to compare)"
     parts = []
-    for pair, b in zip(cmp.pairs, cmp.runs[1:]):
+    for index, pair in enumerate(cmp.pairs):
         m = pair.mcnemar
         delta = pair.delta_pp
         if m.n_pairs == 0:
@@ -218,7 +252,7 @@ def verdict_line(cmp: Comparison) -> str:
             sentence = f"{pair.b} is {word} {pair.a} ({stats}; significant at α={cmp.alpha:g})"
         else:
             sentence = f"{pair.b} vs {pair.a}: no detectable difference ({stats}; not significant at α={cmp.alpha:g})"
-        speed = speed_words(cmp.runs[0], b)
+        speed = speed_words(cmp, index)
         if speed:
             sentence += f"; {speed}"
         parts.append(sentence)

@@ -22,6 +22,7 @@ from .comparison import (
     fmt_pct,
     fmt_ratio,
     load_runs,
+    settings_lines,
 )
 from .sweep import Sweep, sweep
 from ..paired import Paired
@@ -60,15 +61,14 @@ def reasoning_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     headers = ["run", "out tok mean", "median", "p90", "reasoning tok", "thinking share", "truncated",
                "TTFT med (s)", "decode tok/s", "time/item med (s)", "total (s)", "time vs first",
                "correct/1k tok", "tok B/A (both right)"]
-    first = cmp.runs[0].tokens
     rows = []
     for i, r in enumerate(cmp.runs):
         t = r.tokens
         share = fmt_pct(t.thinking_share, 0)
         if t.reasoning_source in ("derived", "mixed") and t.thinking_share is not None:
             share += " (derived)"
-        time_vs = ("(first)" if i == 0 else
-                   fmt_ratio(t.tts_mean / first.tts_mean) if t.tts_mean is not None and first.tts_mean else "n/a")
+        speed = cmp.speed[i - 1][0] if 0 < i <= len(cmp.speed) else None   # paired by item, as the verdict
+        time_vs = "(first)" if i == 0 else "n/a" if speed is None else fmt_ratio(speed.ratio)
         ratio = "" if i == 0 else _pair_ratio_words(cmp.pairs[i - 1])
         rows.append([r.name, fmt_num(t.out_mean), fmt_num(t.out_median), fmt_num(t.out_p90),
                      fmt_num(t.reasoning_mean), share, fmt_pct(t.truncation_rate), fmt_num(t.ttft_median, 2),
@@ -94,6 +94,8 @@ def reasoning_notes(cmp: Comparison) -> list[str]:
     notes.append("decode tok/s = Σ completion_tokens ÷ Σ (total_s − ttft_s); correct/1k tok = correct answers "
                  "per 1,000 output tokens")
     notes.append("time/item = " + time_definition(cmp))
+    notes.append("time vs first = the geometric mean of the per-item time ratios over the items both runs timed "
+                 "(paired; the verdict gives its interval and test)")
     for r in cmp.runs:
         if r.n_looped:
             share = f", {100 * r.looped_tokens / r.tokens.out_total:.0f}% of its output" if r.tokens.out_total else ""
@@ -117,6 +119,8 @@ def format_comparison(cmp: Comparison) -> str:
         out.append(f"same items: {len(cmp.alignment.ids)} (dataset fingerprints match)")
     else:
         out.append("items: " + "; ".join(cmp.alignment.notes))
+    for line in settings_lines([r.name for r in cmp.runs], cmp.settings):
+        out.append("settings: " + line)
     out += ["", "Accuracy (correct / (items − errors)); McNemar exact, each run vs the first "
             "(b: first right, this wrong; c: first wrong, this right; items erroring in either left out)"]
     out.append(render_table(*accuracy_rows(cmp)))

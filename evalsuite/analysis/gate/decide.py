@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ...store import RunFolderError, bulky, load_run
 from ..paired import paired
@@ -36,7 +36,7 @@ from .checks import (Check, GateResult, _errors, accuracy_check, diff_counts, di
                           equivalence_check, errors_check, read_diff_json)
 from .junit import junit_xml
 from .power import power, underpowered
-from .settings import GateInputError, GateSettings, resolve_settings
+from .settings import GateInputError, GateSettings, SettingsDifferences, resolve_settings, settings_differences
 
 PASS, FAIL, UNUSABLE = 0, 1, 2
 
@@ -50,15 +50,20 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
         cand = load_run(candidate, drop=bulky(keep=("answer", "reasoning")))
     except RunFolderError as e:
         raise GateInputError(f"candidate: {e}") from None
-    from ..sampling.compare import gate_sampled, handles
+    from ..sampling.compare import check_pair, gate_sampled, handles
 
     if handles((base, cand)):   # sampled runs: paired on success rates (docs/sampling.md)
         try:
+            check_pair(base, cand)
+            settings_check = check_settings(base, cand, s)
             failed, sampled_checks, line, details = gate_sampled(base, cand, s)
+        except GateInputError:
+            raise
         except ValueError as e:
             raise GateInputError(str(e)) from None
-        return GateResult(code=FAIL if failed else PASS, line=line, checks=tuple(Check(*c) for c in sampled_checks),
-                          details=details)
+        return with_settings(GateResult(code=FAIL if failed else PASS, line=line,
+                                        checks=tuple(Check(*c) for c in sampled_checks), details=details),
+                             settings_check)
     fp_b = (base.manifest.get("dataset") or {}).get("fingerprint")
     fp_c = (cand.manifest.get("dataset") or {}).get("fingerprint")
     if not fp_b or not fp_c:
@@ -70,6 +75,7 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     if fp_b != fp_c:
         raise GateInputError(f"different items: baseline fingerprint {fp_b[:12]} vs candidate {fp_c[:12]} "
                              f"(run both on the same pack, subsets, seed and limit)")
+    settings_check = check_settings(base, cand, s)
     from ..judged import judge_note
 
     (base, cand), judge_words = judge_note([base, cand], s.use_judge)
@@ -96,7 +102,9 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
     pw = power(pair.mcnemar.n_pairs, s.alpha, s.max_drop) if s.check_drop else None
     weak = underpowered(pw, s)
     if weak and not s.allow_underpowered:
-        raise GateInputError(weak + " (add items, raise --max-drop, or pass --allow-underpowered to run it anyway)")
+        raise GateInputError(weak + " (add items, raise --max-drop, or pass --allow-underpowered to run it anyway)",
+                             {"power": pw.to_dict() if pw else None, "underpowered": weak,
+                              "n_pairs": pair.mcnemar.n_pairs})
     checks, check_words = [], []
     if s.check_drop:
         accuracy, words = accuracy_check(pair, s)
@@ -135,7 +143,39 @@ def evaluate(baseline: str | Path, candidate: str | Path, s: GateSettings) -> Ga
                "errors_baseline": _errors(base), "errors_candidate": _errors(cand), "n_items": len(ids),
                "power": pw.to_dict() if pw else None, "underpowered": weak,
                "equivalence": eq.to_dict() if eq else None}
-    return GateResult(code=code, line=line, checks=tuple(checks), details=details)
+    return with_settings(GateResult(code=code, line=line, checks=tuple(checks), details=details), settings_check)
+
+
+def check_settings(base: Any, cand: Any, s: GateSettings) -> tuple[SettingsDifferences, str | None]:
+    """The runs' own settings (docs/gate.md, "Runs made with other settings"): a difference
+    that changes the answers (other items, another prompt, other decoding) makes the
+    comparison meaningless, exit 2 unless --allow-settings-mismatch; the point of a comparison
+    (endpoint, model, engine, speculation flags) is said, never refused. Returns the
+    differences and the words the line ends with (None: the same settings)."""
+    diffs = settings_differences(base.manifest, cand.manifest)
+    if diffs.refused and not s.allow_settings_mismatch:
+        raise GateInputError("the runs were made with settings that change the answers, so their accuracies do not "
+                             "compare: " + "; ".join(diffs.refused) + " (make both runs with the same settings, or pass "
+                             "--allow-settings-mismatch to gate them anyway)", {"settings": diffs.to_dict()})
+    if not diffs:
+        return diffs, None
+    words = []
+    if diffs.refused:
+        words.append("WARNING settings differ (--allow-settings-mismatch): " + "; ".join(diffs.refused))
+    if diffs.shown:
+        words.append("compared across: " + "; ".join(diffs.shown))
+    return diffs, "; ".join(words)
+
+
+def with_settings(result: GateResult, settings_check: tuple[SettingsDifferences, str | None]) -> GateResult:
+    """The result with the settings' words at the end of its line, a JUnit case `run settings`
+    (passed: a difference allowed or shown is noted, not failed) and `details.settings`."""
+    diffs, words = settings_check
+    if not words:
+        return result
+    return GateResult(code=result.code, line=f"{result.line}; {words}",
+                      checks=result.checks + (Check("run settings", True, words),),
+                      details={**result.details, "settings": diffs.to_dict()})
 
 
 def evaluate_diff_only(s: GateSettings) -> GateResult:
@@ -182,6 +222,7 @@ def gate_main(
     equivalence_margin: float | None = None,
     json_path: str | Path | None = None,
     use_judge: bool = False,
+    allow_settings_mismatch: bool = False,
 ) -> int:
     """The `evalsuite gate` command. Prints one line; returns 0 pass, 1 fail, 2 unusable."""
     from ..outputs import OutputError, check_writable
@@ -208,14 +249,14 @@ def gate_main(
                                     max_errors=max_errors, allow_underpowered=allow_underpowered,
                                     max_undetermined=max_undetermined, equivalence_margin=equivalence_margin,
                                     diff_only=diff_only)
-        if use_judge:
+        if use_judge or allow_settings_mismatch:
             from dataclasses import replace
 
-            settings = replace(settings, use_judge=True)
+            settings = replace(settings, use_judge=use_judge, allow_settings_mismatch=allow_settings_mismatch)
         result = evaluate_diff_only(settings) if diff_only else evaluate(baseline, candidate, settings)
     except GateInputError as e:
         result = GateResult(code=UNUSABLE, line=f"UNUSABLE: {e}",
-                            checks=(Check("gate input", None, str(e)),))
+                            checks=(Check("gate input", None, str(e)),), details=e.details)
     print(result.line, file=out)
     if junit:
         try:

@@ -27,14 +27,23 @@ def junit_xml(result: GateResult, baseline: str | Path, candidate: str | Path) -
     if d.get("diff_only"):
         facts.append(("diff_only", "true"))
     if d and "n_items" in d:
-        pw = d.get("power") or {}
         facts += [("errors_baseline", str(d["errors_baseline"])), ("errors_candidate", str(d["errors_candidate"])),
                   ("n_items", str(d["n_items"])), ("n_pairs", str(d["n_pairs"]))]
-        if pw:
-            facts += [("min_detectable_drop_pp", f"{pw['min_detectable_drop_pp']:.4g}"),
-                      ("items_needed_for_max_drop", str(pw["items_needed"]))]
-        if d.get("underpowered"):
-            facts.append(("underpowered", d["underpowered"]))
+    pw = d.get("power") or {}
+    if pw:   # also on a refused (underpowered) gate: what it would take
+        facts += [("min_detectable_drop_pp", "" if pw.get("min_detectable_drop_pp") is None
+                   else f"{pw['min_detectable_drop_pp']:.4g}"),
+                  ("items_needed_for_max_drop", str(pw.get("items_needed")))]
+        if "samples_needed" in pw:
+            facts.append(("samples_needed_for_max_drop", str(pw["samples_needed"])))
+    if d.get("underpowered"):
+        facts.append(("underpowered", d["underpowered"]))
+    settings = d.get("settings") or {}
+    if settings.get("refused"):
+        facts.append(("settings_mismatch", "; ".join(settings["refused"])))
+    if settings.get("shown"):
+        facts.append(("compared_across", "; ".join(settings["shown"])))
+    if d and "n_items" in d:
         eq = d.get("equivalence")
         if eq:
             facts += [("equivalence_verdict", eq["verdict"]), ("equivalence_margin_pp", f"{eq['margin_pp']:g}"),

@@ -11,7 +11,12 @@ CONFIG_KEYS = ("max_drop", "alpha", "min_items", "max_real", "max_errors", "max_
 
 
 class GateInputError(ValueError):
-    """Input the gate cannot judge: exit 2 with this message."""
+    """Input the gate cannot judge: exit 2 with this message (and, for --json and --junit, the
+    figures behind it: an underpowered gate's power, a settings mismatch's differences)."""
+
+    def __init__(self, message: str, details: Mapping[str, Any] | None = None):
+        super().__init__(message)
+        self.details = dict(details or {})
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,7 @@ class GateSettings:
     diff_only: bool = False         # no run folders: only the diff JSON's counts are gated
     check_drop: bool = True         # False: --equivalence-margin without --max-drop (no drop check)
     use_judge: bool = False          # outcomes follow the judge where it decided (evalsuite/judge.py)
+    allow_settings_mismatch: bool = False   # gate runs whose answers depend on other settings anyway (noted)
 
 
 
@@ -149,3 +155,114 @@ def parse_max_errors(value: str | float | None) -> tuple[float | None, bool]:
         raise GateInputError(f"--max-errors must be a whole number of items >= 0 or a percentage in [0, 100], "
                              f"got {value!r}")
     return number, percent
+
+
+# ---------------------------------------------------------------------------- the runs' own settings
+
+
+@dataclass(frozen=True)
+class SettingsDifferences:
+    """How two runs' manifests differ in what they were made with (docs/gate.md, "Runs made
+    with other settings"). `refused`: differences that make an accuracy comparison meaningless
+    (other items, another prompt, other decoding): the gate exits 2 on them unless
+    --allow-settings-mismatch. `shown`: the point of a comparison (the endpoint, the model,
+    the engine, the server's command and speculation flags) or what changes no answer (the
+    seed of a greedy run, logprobs, streaming, concurrency): said, never refused."""
+
+    refused: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.refused or self.shown)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"refused": list(self.refused), "shown": list(self.shown)}
+
+    def words(self) -> str:
+        """One sentence for a line or a note ("" when nothing differs)."""
+        parts = []
+        if self.refused:
+            parts.append("settings that change the answers differ: " + "; ".join(self.refused))
+        if self.shown:
+            parts.append("compared across: " + "; ".join(self.shown))
+        return ". ".join(parts)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _engines(manifest: Mapping[str, Any]) -> Any:
+    engine = manifest.get("engine") or {}
+    found = [(e.get("engine"), e.get("version")) for e in engine.get("endpoints") or () if isinstance(e, Mapping)]
+    return [f"{name} {version}" if version else str(name) for name, version in found] or None
+
+
+def _model_files(manifest: Mapping[str, Any]) -> Any:
+    managed = (manifest.get("engine") or {}).get("managed") or {}
+    models = [m.get("sha256") or m.get("name") or m.get("path") for m in managed.get("models") or ()
+              if isinstance(m, Mapping)]
+    return models or None
+
+
+def settings_differences(a: Mapping[str, Any], b: Mapping[str, Any], name_a: str = "baseline",
+                         name_b: str = "candidate") -> SettingsDifferences:
+    """What differs between the manifests of two runs of the same pack (the pack itself and
+    the dataset fingerprint are checked before this, with their own words)."""
+    from ...lossless.diff_json import engine_setting
+
+    refused: list[str] = []
+    shown: list[str] = []
+
+    def differ(out: list[str], what: str, x: Any, y: Any) -> None:
+        if x != y:
+            out.append(f"{what}: {name_a} {_short(x)} vs {name_b} {_short(y)}")
+
+    differ(refused, "pack version", a.get("pack_version"), b.get("pack_version"))
+    if sorted(a.get("item_ids") or ()) != sorted(b.get("item_ids") or ()):
+        refused.append(f"item set: {name_a} {len(a.get('item_ids') or ())} items vs {name_b} "
+                       f"{len(b.get('item_ids') or ())} (not the same ids)")
+    differ(refused, "prompt template", a.get("template_hash"), b.get("template_hash"))
+    la, lb = a.get("load") or {}, b.get("load") or {}
+    differ(refused, "few-shot examples", la.get("fewshot"), lb.get("fewshot"))
+    differ(refused, "api (prompt format)", a.get("api"), b.get("api"))
+    da, db = a.get("decoding") or {}, b.get("decoding") or {}
+    greedy = not (da.get("temperature") or 0) and not (db.get("temperature") or 0)
+    for key in sorted((set(da) | set(db)) - {"extra_body"}):
+        if key == "logprobs":
+            differ(shown, "logprobs (reported, not generated)", da.get(key), db.get(key))
+        elif key == "seed":
+            differ(shown, "request seed" + (" (greedy: no effect)" if greedy else " (other samples)"),
+                   da.get(key), db.get(key))
+        else:
+            differ(refused, f"decoding.{key}", da.get(key), db.get(key))
+    ea, eb = da.get("extra_body") or {}, db.get("extra_body") or {}
+    # what evalsuite sent to make an engine's temperature 0 greedy differs with the engine (docs/lossless.md)
+    neutral = [((m.get("engine") or {}).get("neutral_sent") or {}) for m in (a, b)]
+    for key in sorted(set(ea) | set(eb)):
+        if ea.get(key) == eb.get(key):
+            continue
+        neutral_only = all(key not in eb_ or (key in sent and eb_[key] == sent[key])
+                           for eb_, sent in ((ea, neutral[0]), (eb, neutral[1])))
+        if neutral_only:
+            differ(shown, f"extra_body.{key} (sent by evalsuite to make the engine greedy)", ea.get(key), eb.get(key))
+        elif engine_setting(key):
+            differ(shown, f"extra_body.{key} (speculation/engine setting)", ea.get(key), eb.get(key))
+        else:
+            differ(refused, f"extra_body.{key}", ea.get(key), eb.get(key))
+    differ(shown, "samples per item", a.get("samples") or 1, b.get("samples") or 1)
+    differ(shown, "model", a.get("model"), b.get("model"))
+    differ(shown, "model file", _model_files(a), _model_files(b))
+    differ(shown, "engine", _engines(a), _engines(b))
+    ma, mb = (a.get("engine") or {}).get("managed") or {}, (b.get("engine") or {}).get("managed") or {}
+    differ(shown, "server command", ma.get("command"), mb.get("command"))
+    differ(shown, "endpoints", a.get("endpoints"), b.get("endpoints"))
+    ca, cb = a.get("client") or {}, b.get("client") or {}
+    if ca.get("stream") is not None and cb.get("stream") is not None:
+        differ(shown, "streaming", ca.get("stream"), cb.get("stream"))
+    differ(shown, "concurrency", ca.get("concurrency"), cb.get("concurrency"))
+    differ(shown, "evalsuite version (graders)", a.get("suite_version"), b.get("suite_version"))
+    return SettingsDifferences(tuple(refused), tuple(shown))

@@ -67,23 +67,24 @@ def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bo
     over items says the drop is significant at alpha; or when more of its answers errored than
     allowed. Returns (failed, checks as (name, passed, message), the line, details); raises
     ValueError for input the gate cannot judge."""
-    notes = check_pair(base, cand)
+    check_pair(base, cand)
     ia, ib = _items(base), _items(cand)
     ids = [i for i in (base.manifest.get("item_ids") or ia) if i in ia and i in ib]
     pair = paired_rates(ia, ib, ids, s.alpha)
     if pair.n_items < s.min_items:
         raise ValueError(f"too few items: {pair.n_items} paired items ({pair.errors_excluded} with every sample "
                              f"errored in either run), min-items is {s.min_items}")
-    weak = None
-    if s.alpha < 1 and pair.min_p >= s.alpha:
-        weak = (f"this gate cannot fail: on {pair.n_items} paired items the permutation test's smallest p is "
-                f"{_p(pair.min_p)} >= α={s.alpha:g}")
-        if not s.allow_underpowered:
-            raise ValueError(weak + " (add items, or pass --allow-underpowered to run it anyway)")
-    elif pair.mde_pp is not None and s.max_drop > 0 and pair.mde_pp > s.max_drop:
-        weak = (f"a {_pp(s.max_drop)} pp drop is likely to be missed: with the spread of these per-item differences "
-                f"({pair.sd_pp:.1f} pp) the drop detectable with 80% power at α={s.alpha:g} is ~{pair.mde_pp:.1f} pp "
-                f"(more items or more samples per item narrow it)")
+    from ..gate.power import sampled_power, sampled_underpowered
+
+    # the same rule as a greedy gate's: a drop these items and samples cannot detect is refused
+    pw = sampled_power(pair, s.alpha, s.max_drop)
+    weak = sampled_underpowered(pw, s)
+    if weak and not s.allow_underpowered:
+        from ..gate.settings import GateInputError
+
+        raise GateInputError(weak + " (add items or samples, raise --max-drop, or pass --allow-underpowered to run "
+                                    "it anyway)", {"power": pw.to_dict() if pw else None, "underpowered": weak,
+                                                   "n_pairs": pair.n_items, "sampled": pair.to_dict()})
     drop = -(pair.delta_pp or 0.0)
     over = drop > s.max_drop + 1e-9
     significant = s.alpha >= 1 or pair.p < s.alpha
@@ -119,15 +120,16 @@ def gate_sampled(base: Any, cand: Any, s: Any) -> tuple[bool, list[tuple[str, bo
     words_all = [c[2] for c in checks if c[1] is False] + [c[2] for c in checks if c[1] is not False]
     if weak:
         words_all.append("WARNING underpowered: " + weak)
-    elif pair.mde_pp is not None:
-        words_all.append(f"drop detectable with 80% power ~{pair.mde_pp:.2g} pp at α={s.alpha:g}")
+    elif pw is not None and pw.mde_pp is not None:
+        words_all.append(f"drop detectable with 80% power ~{pw.mde_pp:.2g} pp at α={s.alpha:g} ({pw.n_pairs} items × "
+                         f"{pw.samples} samples; at best {pw.best_case_pp:.2g} pp)")
     if pair.moved:
         words_all.append("moved most: " + ", ".join(f"{m['id']} {m['baseline']}->{m['candidate']}" for m in pair.moved[:3]))
-    words_all += notes
+    # how the runs' settings differ is said by the gate itself (gate.check_settings), as for greedy runs
     line = ("FAIL: " if failed else "PASS: ") + "; ".join(words_all)
     details = {"sampled": pair.to_dict(), "n_pairs": pair.n_items, "n_items": len(ids), "delta_pp": pair.delta_pp,
                "p": pair.p, "errors_baseline": ea, "errors_candidate": eb, "underpowered": weak,
-               "power": {"min_detectable_drop_pp": pair.mde_pp, "items_needed": None} if pair.mde_pp else None}
+               "power": pw.to_dict() if pw is not None else None}
     return bool(failed), checks, line, details
 
 
@@ -159,6 +161,9 @@ def compare_sampled(runs: Sequence[Any], alpha: float = 0.05) -> dict[str, Any]:
     notes: list[str] = []
     for run, name in zip(runs[1:], names[1:]):
         notes += check_pair(first, run, names[0], name)
+    from ..compare.comparison import settings_against_first, settings_lines
+
+    notes += settings_lines(names, settings_against_first(runs, names))
     ks = ks_for(min(samples_of(r.manifest) for r in runs))
     per_items = [_items(r) for r in runs]
     out_runs = []
@@ -184,11 +189,13 @@ def format_compare_sampled(data: dict[str, Any]) -> str:
     rows = []
     for r in data["runs"]:
         lo, hi = r["avg_ci95"]
+        wilson = (r.get("avg_ci_method") or "").startswith("Wilson")
         rows.append([r["name"], r["n_items"], r["samples"], r["temperature"], _pct(r["avg"]),
-                     "n/a" if lo is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]"]
+                     "n/a" if lo is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]" + (" W" if wilson else "")]
                     + [_pct(r["pass_at_k"][str(k)]["estimate"]) for k in ks] + [_pct(r["maj"]["estimate"]),
                      f"{_pct(r['all_correct'])}/{_pct(r['some_correct'])}/{_pct(r['none_correct'])}"])
-    lines = ["sampled runs: items are the unit (avg@N: mean per-item success rate, t 95% interval; pass@k unbiased)",
+    lines = ["sampled runs: items are the unit (avg@N: mean per-item success rate, Student-t 95% interval over items, "
+             "W: Wilson where every item is at 0 or every item at 1; pass@k unbiased)",
              render_table(headers, rows)]
     if data["pairs"]:
         lines.append("")

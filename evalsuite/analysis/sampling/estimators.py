@@ -170,14 +170,25 @@ def mean_interval(values: Sequence[float], level: float = 0.95, clamp: tuple[flo
     return m, lo, hi
 
 
+def interval_method(values: Sequence[float], clamp: tuple[float, float] | None = (0.0, 1.0)) -> str | None:
+    """The name of the interval mean_interval gives these values (None: it gives none)."""
+    if len(values) < 2:
+        return None
+    m = sum(values) / len(values)
+    if clamp == (0.0, 1.0) and m in (0.0, 1.0) and all(v == m for v in values):
+        return "Wilson 95% (every item at 0 or every item at 1: no spread over items)"
+    return "Student-t 95% over items"
+
+
 def figures(items: Sequence[ItemSamples], ks: Sequence[int]) -> dict[str, Any]:
     """avg@N, pass@k, maj@N and the all/some/none shares over these items."""
     graded = [it for it in items if it.n > 0]
-    avg, lo, hi = mean_interval([it.c / it.n for it in graded])
+    rates = [it.c / it.n for it in graded]
+    avg, lo, hi = mean_interval(rates)
     out: dict[str, Any] = {
         "n_items": len(items), "n_items_graded": len(graded),
         "n_answers": sum(it.n + it.errors for it in items), "n_answer_errors": sum(it.errors for it in items),
-        "avg": avg, "avg_ci95": [lo, hi],
+        "avg": avg, "avg_ci95": [lo, hi], "avg_ci_method": interval_method(rates),
     }
     pass_k = {}
     for k in ks:
@@ -231,7 +242,8 @@ def format_sampling(s: Mapping[str, Any]) -> str:
     lines = [f"sampled: {s['samples']} answers per item at temperature {s.get('temperature')}, top_p {s.get('top_p')}, "
              f"{seeds}; {s['n_items_graded']} items graded, "
              f"{s['n_answers']} answers ({s['n_answer_errors']} errors)",
-             f"avg@{s['samples']} {_pct(s['avg'])}{_ci(s['avg_ci95'])} (mean per-item accuracy; t 95% over items)",
+             f"avg@{s['samples']} {_pct(s['avg'])}{_ci(s['avg_ci95'])} (mean per-item accuracy; "
+             f"{s.get('avg_ci_method') or 'no interval: one item'})",
              "pass@k " + ", ".join(f"k={k} {_pct(v['estimate'])}{_ci(v['ci95'])}" for k, v in s["pass_at_k"].items())
              + " (unbiased estimator)",
              f"maj@{s['samples']} {_pct(s['maj']['estimate'])}{_ci(s['maj']['ci95'])} (Wilson 95%; {s['maj']['ties']} "
@@ -269,13 +281,38 @@ class RatePair:
     moved: tuple[dict[str, Any], ...] = ()
     errors_excluded: int = 0          # items left out: every sample errored in either run
     notes: tuple[str, ...] = field(default_factory=tuple)
+    se_pp: float | None = None        # the standard error the interval and the power use
+    floor_sd_pp: float | None = None  # the per-item sampling spread it never goes below (Agresti-Caffo)
+    within_var: float | None = None   # per-item variance of d from the samples alone (unbiased), rate units
+    samples: int = 1                  # answers per item (the smaller side's, at most): a rate moves by 1/samples
 
     def to_dict(self) -> dict[str, Any]:
         return {"n_items": self.n_items, "mean_baseline": self.mean_a, "mean_candidate": self.mean_b,
                 "delta_pp": self.delta_pp, "ci95_pp": list(self.ci95_pp), "p": self.p, "n_moved": self.n_moved,
                 "sd_pp": self.sd_pp, "min_detectable_drop_pp": self.mde_pp, "smallest_possible_p": self.min_p,
                 "moved_most": list(self.moved), "errors_excluded": self.errors_excluded, "notes": list(self.notes),
+                "se_pp": self.se_pp, "sampling_floor_sd_pp": self.floor_sd_pp, "samples": self.samples,
+                "ci95_method": RATE_CI_METHOD,
                 "test": "paired permutation test over items (sign flips of per-item rate differences)"}
+
+
+# the interval of the mean per-item rate difference (docs/gate.md, "Sampled runs")
+RATE_CI_METHOD = ("Student-t over items with the standard error max(observed spread of the per-item differences, "
+                  "Agresti-Caffo sampling spread of each item's two rates) / sqrt(items)")
+
+
+def rate_spread(a: ItemSamples, b: ItemSamples) -> tuple[float, float]:
+    """(the Agresti-Caffo variance of one item's rate difference, the unbiased sampling variance
+    from its answers). Agresti-Caffo adds one success and one failure to each side,
+    p~ = (c + 1) / (n + 2), variance p~(1 - p~) / (n + 2): never 0, even at 0 or n of n correct,
+    so an item whose two rates happen to be equal (or both 0 or 1) still says how little n
+    answers can tell. The unbiased one, r(1 - r) / (n - 1) per side, is what the spread over
+    items holds of sampling noise (0 for one answer)."""
+    ta, tb = (a.c + 1) / (a.n + 2), (b.c + 1) / (b.n + 2)
+    adjusted = ta * (1 - ta) / (a.n + 2) + tb * (1 - tb) / (b.n + 2)
+    ra, rb = a.c / a.n, b.c / b.n
+    unbiased = (ra * (1 - ra) / (a.n - 1) if a.n > 1 else 0.0) + (rb * (1 - rb) / (b.n - 1) if b.n > 1 else 0.0)
+    return adjusted, unbiased
 
 
 def permutation_p(diffs: Sequence[float], n_resamples: int = 19_999) -> float:
@@ -285,8 +322,8 @@ def permutation_p(diffs: Sequence[float], n_resamples: int = 19_999) -> float:
     from scipy.stats import permutation_test
 
     d = np.asarray([x for x in diffs if x != 0.0], dtype=float)
-    if d.size == 0:
-        return 1.0
+    if d.size <= 1:
+        return 1.0   # one item moved: its sign flipped gives the same |mean| (scipy needs two)
     res = permutation_test((d, np.zeros_like(d)), lambda x, y, axis: np.mean(x - y, axis=axis),
                            permutation_type="samples", vectorized=True, n_resamples=n_resamples,
                            alternative="two-sided", random_state=0)
@@ -295,27 +332,43 @@ def permutation_p(diffs: Sequence[float], n_resamples: int = 19_999) -> float:
 
 def paired_rates(a: Mapping[str, ItemSamples], b: Mapping[str, ItemSamples], ids: Sequence[str],
                  alpha: float = 0.05, top: int = 10) -> RatePair:
+    """The two runs paired per item on their success rates. The interval of the mean difference
+    is a Student-t interval over items whose standard error never drops below the sampling
+    spread of each item's rates (RATE_CI_METHOD): items whose rates happen to agree, or sit at
+    0 or 1, do not make a point of it. The drop detectable with 80% power uses the same error."""
     usable = [i for i in ids if i in a and i in b and a[i].n and b[i].n]
     excluded = len([i for i in ids if i in a and i in b]) - len(usable)
     ra = [a[i].c / a[i].n for i in usable]
     rb = [b[i].c / b[i].n for i in usable]
     d = [y - x for x, y in zip(ra, rb)]
     n = len(d)
-    mean_d, lo, hi = mean_interval(d, clamp=(-1.0, 1.0))
+    mean_d = sum(d) / n if n else None
     sd = math.sqrt(sum((x - mean_d) ** 2 for x in d) / (n - 1)) if n > 1 else None
+    lo = hi = se = floor_sd = within = None
+    if n:
+        spreads = [rate_spread(a[i], b[i]) for i in usable]
+        floor_var = sum(x for x, _ in spreads) / n
+        within = sum(u for _, u in spreads) / n
+        var = max(sd ** 2 if sd is not None else 0.0, floor_var)
+        se, floor_sd = math.sqrt(var / n), math.sqrt(floor_var)
+        half = t_quantile(max(n - 1, 1), 0.975) * se
+        lo, hi = max(-1.0, mean_d - half), min(1.0, mean_d + half)
     mde = None
-    if sd and alpha < 1:
-        mde = 100 * (normal_quantile(1 - alpha / 2) + normal_quantile(0.8)) * sd / math.sqrt(n)
+    if se is not None and alpha < 1:
+        mde = 100 * (normal_quantile(1 - alpha / 2) + normal_quantile(0.8)) * se
     moved = sorted((i for i in usable), key=lambda i: -abs(b[i].c / b[i].n - a[i].c / a[i].n))[:top]
     moved_rows = tuple({"id": i, "subset": a[i].subset, "baseline": f"{a[i].c}/{a[i].n}", "candidate": f"{b[i].c}/{b[i].n}",
                         "delta_pp": 100 * (b[i].c / b[i].n - a[i].c / a[i].n)}
                        for i in moved if b[i].c / b[i].n != a[i].c / a[i].n)
+    samples = max((min(a[i].n, b[i].n) for i in usable), default=1)
     return RatePair(
         n_items=n, mean_a=sum(ra) / n if n else None, mean_b=sum(rb) / n if n else None,
         delta_pp=None if mean_d is None else 100 * mean_d,
         ci95_pp=(None if lo is None else 100 * lo, None if hi is None else 100 * hi),
         p=permutation_p(d), n_moved=sum(x != 0 for x in d), sd_pp=None if sd is None else 100 * sd,
-        mde_pp=mde, min_p=min(1.0, 2.0 / 2 ** n) if n < 1100 else 0.0, moved=moved_rows, errors_excluded=excluded)
+        mde_pp=mde, min_p=min(1.0, 2.0 / 2 ** n) if n < 1100 else 0.0, moved=moved_rows, errors_excluded=excluded,
+        se_pp=None if se is None else 100 * se, floor_sd_pp=None if floor_sd is None else 100 * floor_sd,
+        within_var=within, samples=samples)
 
 
 def refuse_mixed(name_a: str, manifest_a: Mapping[str, Any], records_a, name_b: str, manifest_b: Mapping[str, Any],
@@ -339,13 +392,10 @@ def describe_run(manifest: Mapping[str, Any]) -> str:
 
 
 def setting_notes(manifest_a: Mapping[str, Any], manifest_b: Mapping[str, Any], name_a: str, name_b: str) -> list[str]:
-    """What legitimately differs between two sampled runs and changes what the rates mean."""
+    """What a different N changes in what the rates mean (the other settings' differences are
+    gate_settings.settings_differences', as for greedy runs)."""
     notes = []
     if samples_of(manifest_a) != samples_of(manifest_b):
         notes.append(f"{name_a} has {samples_of(manifest_a)} samples per item, {name_b} {samples_of(manifest_b)}: "
                      f"per-item rates are compared, pass@k only up to the smaller N")
-    da, db = manifest_a.get("decoding") or {}, manifest_b.get("decoding") or {}
-    for key in ("temperature", "top_p"):
-        if da.get(key) != db.get(key):
-            notes.append(f"{key} differs: {name_a} {da.get(key)} vs {name_b} {db.get(key)}")
     return notes
