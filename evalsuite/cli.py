@@ -16,6 +16,20 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080/v1"  # llama.cpp's llama-server default
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"evalsuite {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")) -> None:
+    pass
+
+
 def _fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
