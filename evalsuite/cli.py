@@ -399,7 +399,24 @@ def report(
     raise typer.Exit(report_main(runs, output, diff=diff, samples=samples, alpha=alpha))
 
 
+GRADER_SETTINGS = ("EVALSUITE_GRADER_TIMEOUT", "EVALSUITE_GRADER_WORKERS")
+
+
+def _check_grader_settings() -> None:
+    """A bad EVALSUITE_GRADER_* value stops every command before it starts (the graders read them
+    on first use, which in a run comes after the server was asked). Unset, nothing is imported."""
+    import os
+
+    if any(os.environ.get(name, "").strip() for name in GRADER_SETTINGS):
+        try:
+            from .graders import sandbox  # noqa: F401  (reads and checks them)
+        except ValueError as e:   # sandbox.BadGraderSetting, raised while the module is read
+            typer.echo(f"error: {e}", err=True)
+            raise SystemExit(2) from None
+
+
 def main() -> None:
+    _check_grader_settings()
     command = typer.main.get_command(app)
     # an argument with a metavar shows only it in --help (`RUN_DIR`, not `RUN_DIR <list[Path]>`)
     for sub in getattr(command, "commands", {}).values():
