@@ -105,10 +105,8 @@ def read_hub(hub_id: str, config: str | None, split: str) -> list[dict[str, Any]
     return [dict(row) for row in dataset]
 
 
-# Where `datasets` and `huggingface_hub` keep their offline switch once imported (they read the
-# environment at import), and the environment variables child processes read.
-OFFLINE_SWITCHES = (("datasets.config", "HF_HUB_OFFLINE"), ("datasets.config", "HF_DATASETS_OFFLINE"),
-                    ("huggingface_hub.constants", "HF_HUB_OFFLINE"))
+# The environment variables `datasets` and `huggingface_hub` read at import (and child processes
+# read); once imported, their module settings below hold the switch.
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 _OFFLINE_LOCK = threading.Lock()
 
@@ -117,18 +115,16 @@ _OFFLINE_LOCK = threading.Lock()
 def hub_offline() -> Iterator[None]:
     """Cache only while inside, then every switch as it was: the hub found unreachable once does
     not keep a notebook or a long-lived process (the Python API) offline after the network is back."""
-    import importlib
     import os
 
+    import datasets.config
+    import huggingface_hub.constants
+
     with _OFFLINE_LOCK:   # two loads in threads: the second must not save the first's "offline"
-        switches = []
-        for module_name, name in OFFLINE_SWITCHES:
-            try:
-                module = importlib.import_module(module_name)
-            except ImportError:
-                continue
-            if hasattr(module, name):
-                switches.append((module, name, getattr(module, name)))
+        switches = [(module, name, getattr(module, name))
+                    for module, name in ((datasets.config, "HF_HUB_OFFLINE"), (datasets.config, "HF_DATASETS_OFFLINE"),
+                                         (huggingface_hub.constants, "HF_HUB_OFFLINE"))
+                    if hasattr(module, name)]
         env = {name: os.environ.get(name) for name in OFFLINE_ENV}
         try:
             os.environ.update(dict.fromkeys(OFFLINE_ENV, "1"))
