@@ -16,6 +16,20 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080/v1"  # llama.cpp's llama-server default
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"evalsuite {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")) -> None:
+    pass
+
+
 def _fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
@@ -339,7 +353,24 @@ def report(
     raise typer.Exit(report_main(runs, output, diff=diff, samples=samples, alpha=alpha))
 
 
+GRADER_SETTINGS = ("EVALSUITE_GRADER_TIMEOUT", "EVALSUITE_GRADER_WORKERS")
+
+
+def _check_grader_settings() -> None:
+    """A bad EVALSUITE_GRADER_* value stops every command before it starts (the graders read them
+    on first use, which in a run comes after the server was asked). Unset, nothing is imported."""
+    import os
+
+    if any(os.environ.get(name, "").strip() for name in GRADER_SETTINGS):
+        try:
+            from .graders import sandbox  # noqa: F401  (reads and checks them)
+        except ValueError as e:   # sandbox.BadGraderSetting, raised while the module is read
+            typer.echo(f"error: {e}", err=True)
+            raise SystemExit(2) from None
+
+
 def main() -> None:
+    _check_grader_settings()
     command = typer.main.get_command(app)
     # an argument with a metavar shows only it in --help (`RUN_DIR`, not `RUN_DIR <list[Path]>`)
     for sub in getattr(command, "commands", {}).values():

@@ -38,11 +38,35 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-DEFAULT_DEADLINE_S = float(os.environ.get("EVALSUITE_GRADER_TIMEOUT", "4.0"))
+
+
+class BadGraderSetting(ValueError):
+    """An EVALSUITE_GRADER_* environment variable holds no usable value (the CLI checks them at
+    start-up and exits 2 with this message)."""
+
+
+def setting_from_env(name: str, default: float | int, whole: bool = False) -> float | int:
+    """A positive number from the environment variable `name` (unset or empty: `default`)."""
+    import math
+
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default
+    what = "a whole number of worker processes (e.g. 2)" if whole else "a number of seconds (e.g. 4 or 2.5)"
+    try:
+        value = int(raw) if whole else float(raw)
+    except ValueError:
+        raise BadGraderSetting(f"{name}={raw!r} is not {what}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise BadGraderSetting(f"{name}={raw!r} is not {what} above 0")
+    return value
+
+
+DEFAULT_DEADLINE_S = float(setting_from_env("EVALSUITE_GRADER_TIMEOUT", 4.0))
 DEFAULT_TIMEOUT_S = DEFAULT_DEADLINE_S   # the name older callers use
 STARTUP_TIMEOUT_S = 120.0      # importing sympy on a loaded machine can be slow
 QUEUE_TIMEOUT_S = 120.0        # longest wait for a free worker before giving up with an error
-MAX_WORKERS = int(os.environ.get("EVALSUITE_GRADER_WORKERS", "2"))
+MAX_WORKERS = int(setting_from_env("EVALSUITE_GRADER_WORKERS", 2, whole=True))
 WORKER_MEMORY_BYTES = 2 * 1024 ** 3
 WALL_FACTOR = 10.0             # a job's wall-time cap, in multiples of its CPU-time limit
 POLL_S = 0.05                  # how often a waiting caller reads the worker's CPU time

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import csv
 import json
+import threading
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .pack import BadDataError
 
@@ -84,18 +86,14 @@ def hub_url() -> str:
 def read_hub(hub_id: str, config: str | None, split: str) -> list[dict[str, Any]]:
     # One quick check first: offline, `datasets` would retry the hub for half a minute (six
     # retry lines) before failing. Unreachable, the hub is not asked: the local `datasets` cache
-    # is tried alone (HF_HUB_OFFLINE), and without the dataset there, "offline" is said at once.
+    # is tried alone (offline mode for this load only), and without the dataset there, "offline"
+    # is said at once.
     offline = unreachable(hub_url(), timeout=3.0)
-    if offline:
-        import os
-
-        os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"   # read before the import below
     from datasets import load_dataset  # lazy: only online users pay for it
 
-    if offline:
-        _hub_offline_mode()
     try:
-        dataset = load_dataset(hub_id, config, split=split)
+        with hub_offline() if offline else nullcontext():
+            dataset = load_dataset(hub_id, config, split=split)
     except Exception as e:  # offline, unknown id, ... -- say what was tried and how to go offline
         offline = offline or unreachable(hub_url())
         if offline:
@@ -107,13 +105,37 @@ def read_hub(hub_id: str, config: str | None, split: str) -> list[dict[str, Any]
     return [dict(row) for row in dataset]
 
 
-def _hub_offline_mode() -> None:
-    """Cache only, for a process that imported `datasets` before the hub was found unreachable."""
-    for module, name in (("datasets.config", "HF_HUB_OFFLINE"), ("datasets.config", "HF_DATASETS_OFFLINE"),
-                         ("huggingface_hub.constants", "HF_HUB_OFFLINE")):
-        try:
-            import importlib
+# The environment variables `datasets` and `huggingface_hub` read at import (and child processes
+# read); once imported, their module settings below hold the switch.
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+_OFFLINE_LOCK = threading.Lock()
 
-            setattr(importlib.import_module(module), name, True)
-        except (ImportError, AttributeError):
-            pass
+
+@contextmanager
+def hub_offline() -> Iterator[None]:
+    """Cache only while inside, then every switch as it was: the hub found unreachable once does
+    not keep a notebook or a long-lived process (the Python API) offline after the network is back."""
+    import os
+
+    import datasets.config
+    import huggingface_hub.constants
+
+    with _OFFLINE_LOCK:   # two loads in threads: the second must not save the first's "offline"
+        switches = [(module, name, getattr(module, name))
+                    for module, name in ((datasets.config, "HF_HUB_OFFLINE"), (datasets.config, "HF_DATASETS_OFFLINE"),
+                                         (huggingface_hub.constants, "HF_HUB_OFFLINE"))
+                    if hasattr(module, name)]
+        env = {name: os.environ.get(name) for name in OFFLINE_ENV}
+        try:
+            os.environ.update(dict.fromkeys(OFFLINE_ENV, "1"))
+            for module, name, _ in switches:
+                setattr(module, name, True)
+            yield
+        finally:
+            for module, name, old in switches:
+                setattr(module, name, old)
+            for name, old in env.items():
+                if old is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = old

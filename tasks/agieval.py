@@ -47,14 +47,19 @@ COUNTS = {  # rows per file (MANIFEST.md); 7272 in all
 
 ZH_CHOICE_PROMPT = "{question}\n\n{options}\n\n{instruction}\n最后一行只写“答案：<选项字母>”。"
 ZH_SINGLE = "请选出正确答案。"
-ZH_MULTI = "本题为多选题，有多个正确选项，请选出全部正确答案，写出全部字母。"
+ZH_ONE_OR_MORE = "本题可能有一个或多个正确选项，请选出全部正确答案，写出全部字母。"
 EN_CHOICE_PROMPT = "{question}\n\n{options}\n\n{instruction}\nOn the last line write only \"Answer: <letter>\"."
 EN_SINGLE = "Choose the correct answer."
-EN_MULTI = "More than one option is correct; choose all the correct answers and write all their letters."
+EN_ONE_OR_MORE = "One or more options may be correct; choose all the correct answers and write all their letters."
+# Which subsets say "one or more", decided per subset, never from an item's gold (that would give
+# part of the answer away): AGIEval's own code reads several letters in these three
+# (`multi_choice_datasets` in its dataset_loader.py), and gaokao-mathqa's v1.1 file has 7 golds
+# of several letters, which a "choose the correct answer" prompt would make unanswerable.
+MULTI_ANSWER_SUBSETS = frozenset({"jec-qa-kd", "jec-qa-ca", "gaokao-physics", "gaokao-mathqa"})
 ZH_CLOZE_PROMPT = "{question}\n\n请解答这道题，并把最终答案写在 \\boxed{{}} 中。"
 EN_CLOZE_PROMPT = "{question}\n\nSolve the problem and put the final answer in \\boxed{{}}."
 
-TEMPLATE = "\n---\n".join([ZH_CHOICE_PROMPT, ZH_SINGLE, ZH_MULTI, EN_CHOICE_PROMPT, EN_SINGLE, EN_MULTI,
+TEMPLATE = "\n---\n".join([ZH_CHOICE_PROMPT, ZH_SINGLE, ZH_ONE_OR_MORE, EN_CHOICE_PROMPT, EN_SINGLE, EN_ONE_OR_MORE,
                            ZH_CLOZE_PROMPT, EN_CLOZE_PROMPT])
 
 _OPTION_PREFIX = re.compile(r"^\s*\(?[A-J]\)\s*")
@@ -65,10 +70,10 @@ def prompt(item: Item) -> list[dict[str, str]]:
     if item.meta["kind"] == "cloze":
         text = (ZH_CLOZE_PROMPT if zh else EN_CLOZE_PROMPT).format(question=item.question)
     else:
-        multi = len(item.gold) > 1  # the exam paper itself marks multi-select questions
+        several = item.subset in MULTI_ANSWER_SUBSETS   # per subset: the prompt must not depend on the gold
         text = (ZH_CHOICE_PROMPT if zh else EN_CHOICE_PROMPT).format(
             question=item.question, options=format_options(item.choices),
-            instruction=(ZH_MULTI if multi else ZH_SINGLE) if zh else (EN_MULTI if multi else EN_SINGLE))
+            instruction=(ZH_ONE_OR_MORE if several else ZH_SINGLE) if zh else (EN_ONE_OR_MORE if several else EN_SINGLE))
     return [{"role": "user", "content": text}]
 
 

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from evalsuite import __version__
 from evalsuite.tasks.pack import Item, dataset_fingerprint
 
 OUTCOMES = ("correct", "wrong", "unextracted", "truncated", "error")
@@ -156,7 +157,7 @@ def make_run(
     ids = list(item_ids) if item_ids is not None else [r["id"] for r in full]
     manifest: dict[str, Any] = {
         "schema": 1,
-        "suite_version": "0.1.0",
+        "suite_version": __version__,
         "pack": pack,
         "pack_version": "1",
         "template_hash": "0" * 16,

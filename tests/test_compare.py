@@ -6,7 +6,10 @@ import io
 import json
 import math
 
+import numpy as np
 import pytest
+import scipy.special
+import scipy.stats as scipy_stats
 
 from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
 
@@ -19,8 +22,6 @@ from evalsuite.analysis.compare.comparison import (
 from evalsuite.analysis.compare.sweep import lookup, sweep
 from evalsuite.analysis.run_stats import DERIVED_HOW
 from evalsuite.analysis.compare.tables import compare_main
-
-scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is needed to check the statistics")
 
 
 def run_compare(paths, **kw) -> tuple[int, str, str]:
@@ -60,7 +61,6 @@ def test_exact_binomial_p_matches_scipy_everywhere_small_and_some_large():
 
 
 def test_percentile_matches_numpy():
-    np = pytest.importorskip("numpy")
     values = [5, 1, 9, 3, 3, 12, 40, 7]
     for q in (0, 10, 50, 90, 100):
         assert stats.percentile(values, q) == pytest.approx(float(np.percentile(values, q)))
@@ -72,7 +72,7 @@ def test_percentile_matches_numpy():
 
 @pytest.mark.parametrize("df", [1, 1.5, 2, 2.5, 3, 4, 7, 10, 29, 99, 499, 1318, 2999, 3000, 12_000, 10**6])
 def test_t_quantile_matches_scipy(df):
-    special = pytest.importorskip("scipy.special")
+    special = scipy.special
     for q in (1e-12, 1e-6, 0.001, 0.025, 0.1, 0.3, 0.7, 0.7499, 0.75, 0.9, 0.95, 0.975, 0.99, 0.9999, 1 - 1e-9):
         assert stats.t_quantile(df, q) == pytest.approx(float(special.stdtrit(df, q)), rel=1e-9), (df, q)
     # near the middle scipy's stdtrit loses digits: there t = (q - 1/2) / f(0) to O(t^3), f the density

@@ -230,7 +230,7 @@ def test_prompts_are_in_the_item_language_and_ask_for_the_letter(loaded):
     by_id = {i.id: i for i in loaded["agieval"]}
     zh = get_pack("agieval").prompt(by_id["gaokao-history/0"])[0]["content"]
     assert "答案：" in zh and "A. 中华文明" in zh and "多选" not in zh
-    assert "多选题" in get_pack("agieval").prompt(by_id["gaokao-mathqa/148"])[0]["content"]
+    assert "一个或多个正确选项" in get_pack("agieval").prompt(by_id["gaokao-mathqa/148"])[0]["content"]
     en = get_pack("agieval").prompt(by_id["lsat-ar/0"])[0]["content"]
     assert 'Answer: ' in en and "E. " in en and "答案" not in en
     assert "\\boxed{}" in get_pack("agieval").prompt(by_id["math/0"])[0]["content"]

@@ -8,12 +8,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import scipy.stats as scipy_stats
 
 from runfactory import make_run, paired_outcomes, rec, runs_from_outcomes
 
 from evalsuite.analysis.gate.decide import gate_main
-
-scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is needed to check the p-values")
 
 
 def gate(base, cand, tmp_path: Path, **kw) -> tuple[int, str]:
@@ -241,7 +240,7 @@ def test_a_gate_that_cannot_fail_refuses(tmp_path):
 
 
 def test_cli_exit_codes(tmp_path, significant_drop):
-    typer_testing = pytest.importorskip("typer.testing")
+    import typer.testing as typer_testing
     from evalsuite.cli import app
 
     base, cand = significant_drop

@@ -171,6 +171,17 @@ def _ci(ci) -> str:
     return "" if lo is None else f"[{100 * lo:4.1f}, {100 * hi:4.1f}]"
 
 
+def written_by_other_version(manifest: dict[str, Any] | None) -> str | None:
+    """The line saying which evalsuite wrote the run, when that is not the one reading it: a
+    verdict or a field may have changed between the two (docs/records.md)."""
+    from .. import __version__
+
+    written = (manifest or {}).get("suite_version")
+    if not written or written == __version__:
+        return None
+    return f"written by evalsuite {written}, read by {__version__}"
+
+
 def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = None) -> str:
     """The table `evalsuite show` prints."""
     lines = []
@@ -180,6 +191,9 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     n_planned = summary.get("n_planned")
     lines.append(f"items {summary['n_items']}" + (f" of {n_planned}" if n_planned and n_planned != summary["n_items"] else "")
                  + f" | status {summary.get('status')}")
+    written_by = written_by_other_version(manifest)
+    if written_by:
+        lines.append(written_by)
     if summary.get("sampling"):
         from .sampling.estimators import format_sampling
 
@@ -294,5 +308,7 @@ def show_main(run_dir: Any, json_out: bool = False, echo: Any = print) -> int:
 
     summary = summarize(run_.manifest, run_.records, categories=run_categories(run_.manifest, run_dir),
                         loops=loops_in_records(Path(run_dir) / "records.jsonl"))
+    if json_out:   # which evalsuite wrote the run (the manifest's suite_version)
+        summary["suite_version"] = run_.manifest.get("suite_version")
     echo(json.dumps(summary, ensure_ascii=False, indent=2) if json_out else format_summary(summary, run_.manifest))
     return 0

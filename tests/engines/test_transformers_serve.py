@@ -5,6 +5,9 @@ nothing is ever called a near tie or a real divergence without numbers.
 
 Prompt lookup is switched on in the model folder's generation_config.json (the server's default
 for requests that send no `generation_config`), so both runs send the same request body.
+Whether it drafted is not observable from outside (no /metrics, no field in the response, no log
+line): tf_probe/sitecustomize.py, on the servers' PYTHONPATH, counts the tokens prompt lookup
+proposed and the model kept, so a candidate that never speculated fails the test.
 Measured on 2 shared cores: ready in ~11 s; one request at a time.
 """
 from __future__ import annotations
@@ -19,6 +22,19 @@ from engine_servers import TransformersServer
 pytestmark = [pytest.mark.transformers, pytest.mark.slow]
 
 N = min(N_ITEMS, 100)
+PROBE = Path(__file__).parent / "tf_probe"
+
+
+def probed(counts: Path) -> dict:
+    """The server environment that counts prompt lookup's drafts into `counts`."""
+    return {"env": {"PYTHONPATH": str(PROBE), "EVALSUITE_TF_PROBE": str(counts)}}
+
+
+def lookup_steps(counts: Path) -> list[tuple[int, int]]:
+    """(drafted, accepted) per verification step so far."""
+    if not counts.exists():
+        return []
+    return [tuple(map(int, line.split())) for line in counts.read_text().splitlines() if line.strip()]
 
 
 def with_prompt_lookup(model: Path, folder: Path, tokens: int = 5) -> Path:
@@ -34,16 +50,23 @@ def with_prompt_lookup(model: Path, folder: Path, tokens: int = 5) -> Path:
 
 
 @pytest.fixture(scope="module")
-def baseline_server(transformers_py, tiny_hf):
-    server = TransformersServer(tiny_hf()).start()
+def baseline_server(transformers_py, tiny_hf, tmp_path_factory):
+    server = TransformersServer(tiny_hf(), **probed(tmp_path_factory.mktemp("probe") / "baseline.txt")).start()
     yield server
     server.stop()
 
 
 def test_prompt_lookup_on_vs_off_is_lossless(transformers_py, tmp_path, data_dir, tiny_hf, baseline_server):
-    with TransformersServer(with_prompt_lookup(tiny_hf(), tmp_path / "lookup-model")) as cand:
+    counts = tmp_path / "lookup-probe.txt"
+    with TransformersServer(with_prompt_lookup(tiny_hf(), tmp_path / "lookup-model"), **probed(counts)) as cand:
+        before = len(lookup_steps(counts))     # the start-up request's
         data = lossless(tmp_path, data_dir, baseline_server.url, cand.url, "tf-lookup", "--no-stream",
                         n_items=N)
+    steps = lookup_steps(counts)[before:]
+    drafted, accepted = sum(d for d, _ in steps), sum(a for _, a in steps)
+    print(f"transformers prompt lookup: {accepted} of {drafted} drafted tokens accepted in {len(steps)} steps")
+    assert drafted > 0 and accepted > 0, f"prompt lookup never drafted ({len(steps)} steps): the test would prove nothing"
+    assert not lookup_steps(Path(baseline_server.env["EVALSUITE_TF_PROBE"])), "the baseline speculated"
     base_dir, cand_dir = tmp_path / "tf-lookup" / "baseline", tmp_path / "tf-lookup" / "candidate"
     same = assert_identical_texts_are_identical(data, base_dir, cand_dir)
     bad = [(i["id"], i["class"], i["reason"]) for i in data["items"] if i["class"] != "identical"]
