@@ -30,6 +30,8 @@ from typing import Any
 import sympy
 from sympy import E, I, Rational, Symbol, oo, pi
 
+from .parse import BOUND_PREFIX
+
 PROBE_DIGITS = 60
 PROBE_TOL = sympy.Float("1e-45", PROBE_DIGITS)
 CONSTANT_DIGITS = 60           # constants equal to 50 significant digits are equal
@@ -56,7 +58,12 @@ def build(node: Any) -> sympy.Expr:
     if kind == "num":
         return Rational(node[1].numerator, node[1].denominator)
     if kind == "sym":
-        return Symbol(node[1], real=True)
+        name = node[1]
+        if BOUND_PREFIX in name:  # a sum's bound variable @0, or a name it indexes: a_@0 is a(@0)
+            base, _, bound = name.rpartition("_")
+            index = Symbol(bound or name, integer=True)
+            return sympy.Function(base)(index) if base else index
+        return Symbol(name, real=True)
     if kind == "const":
         return CONSTANTS[node[1]]
     if kind == "add":
@@ -73,6 +80,9 @@ def build(node: Any) -> sympy.Expr:
         return sympy.factorial(build(node[1]))
     if kind == "func":
         return FUNCTIONS[node[1]](*[build(a) for a in node[2]])
+    if kind == "bigop":  # ("bigop", "sum" | "prod", bound name, lo, hi, body)
+        limits = (Symbol(node[2], integer=True), build(node[3]), build(node[4]))
+        return (sympy.Sum if node[1] == "sum" else sympy.Product)(build(node[5]), limits)
     raise ValueError(f"cannot build node {kind!r}")
 
 
@@ -148,10 +158,31 @@ def constants_equal(a: sympy.Expr, b: sympy.Expr) -> tuple[bool | None, str]:
     return False, f"numerically different ({sympy.N(va, 6)} vs {sympy.N(vb, 6)})"
 
 
+def evaluate_sums(expr: sympy.Expr) -> sympy.Expr:
+    """Sums and products with symbolic bounds in closed form where sympy finds one
+    (sum of k to n -> n(n+1)/2); those it cannot (over a(k)) stay as they are."""
+    if not expr.has(sympy.Sum, sympy.Product):
+        return expr
+    return expr.doit()
+
+
+def unevaluated(expr: sympy.Expr) -> bool:
+    """Still holds a sum or product, or a function of a bound variable: no value at a point."""
+    return bool(expr.has(sympy.Sum, sympy.Product) or expr.atoms(sympy.core.function.AppliedUndef))
+
+
 def expr_equal(gold_node: Any, answer_node: Any) -> tuple[bool | None, str]:
     a, b = build(gold_node), build(answer_node)
     if a == b:
         return True, "identical as sympy expressions"
+    a, b = evaluate_sums(a), evaluate_sums(b)
+    if a == b:
+        return True, "identical as sympy expressions once the sums are evaluated"
+    if unevaluated(a) or unevaluated(b):
+        # summands of unknown terms a_i: the same summands under the same bounds, else simplify
+        if sympy.simplify(a - b) == 0:
+            return True, "simplify(gold - answer) = 0 (sums over the same bounds)"
+        return None, "undecided: sums or products that sympy could neither evaluate nor show equal"
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
     if not symbols:
         return constants_equal(a, b)
