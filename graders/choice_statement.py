@@ -241,9 +241,9 @@ def read_statement(text: str, valid: str) -> Statement:
         after = text[m.end: m.end + 40]
         if NEGATION_AFTER.match(after) and not CALLED_RIGHT.match(after):
             negated = True
-        if not negated and mentions and LIST_JOIN.fullmatch(window) and mentions[-1].negated \
-                and not CALLED_RIGHT.match(after):
-            negated = True  # "not A or B", "排除A、B、D"
+        if not negated and mentions and (LIST_JOIN.fullmatch(window) or HEDGE.fullmatch(window)) \
+                and mentions[-1].negated and not CALLED_RIGHT.match(after):
+            negated = True  # "not A or B", "排除A、B、D", "而不是C或D"
         talked = not negated and TALKED_ABOUT.match(after) is not None and not CALLED_RIGHT.match(after)
         mentions.append(Mention(m.letter, m.start, m.end, negated, False, talked))
     for n in range(len(mentions) - 2, -1, -1):  # "A and B are wrong": the negation after B covers A
