@@ -171,6 +171,42 @@ def unevaluated(expr: sympy.Expr) -> bool:
     return bool(expr.has(sympy.Sum, sympy.Product) or expr.atoms(sympy.core.function.AppliedUndef))
 
 
+SUM_PROBES = 3                 # concrete points tried on sums of unknown terms
+SUM_PROBE_TOP = 5              # free symbols (the bounds) take integers 1..SUM_PROBE_TOP
+
+
+def sums_differ(a: sympy.Expr, b: sympy.Expr) -> str | None:
+    """A concrete point where two sums of unknown terms differ, else None. The terms a(k) become
+    quadratics in k with fixed pseudo-random rational coefficients and the free symbols small
+    integers, so the sums are finite: equal sums agree at every such point, so a difference
+    proves them unequal (agreement proves nothing and goes on to simplify)."""
+    undefined = sorted({f.func for f in a.atoms(sympy.core.function.AppliedUndef)
+                        | b.atoms(sympy.core.function.AppliedUndef)}, key=str)
+    free = sorted((a.free_symbols | b.free_symbols) - {s for s in a.free_symbols | b.free_symbols
+                                                       if BOUND_PREFIX in s.name}, key=lambda s: s.name)
+    rng = random.Random(4321)
+    x = Symbol("x")
+    for _ in range(SUM_PROBES):
+        if time.process_time() > _soft_deadline:
+            return None
+        terms = {f: sympy.Lambda(x, Rational(rng.randint(-9, 9), 7) + Rational(rng.randint(1, 9), 5) * x
+                                 + Rational(rng.randint(-9, 9), 11) * x ** 2) for f in undefined}
+        values = {s: rng.randint(1, SUM_PROBE_TOP) for s in free}
+        try:
+            sides = []
+            for side in (a, b):
+                for f, term in terms.items():
+                    side = side.replace(f, term)
+                sides.append(side.subs(values).doit())
+        except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
+            continue
+        va, vb = (_value(s) for s in sides)
+        if va is not None and vb is not None and not _same(va, vb):
+            shown = ", ".join(f"{s}={v}" for s, v in values.items()) or "the terms"
+            return f"{shown} and the terms a(k) as fixed quadratics"
+    return None
+
+
 def expr_equal(gold_node: Any, answer_node: Any) -> tuple[bool | None, str]:
     a, b = build(gold_node), build(answer_node)
     if a == b:
@@ -179,7 +215,10 @@ def expr_equal(gold_node: Any, answer_node: Any) -> tuple[bool | None, str]:
     if a == b:
         return True, "identical as sympy expressions once the sums are evaluated"
     if unevaluated(a) or unevaluated(b):
-        # summands of unknown terms a_i: the same summands under the same bounds, else simplify
+        # summands of unknown terms a_i: differ at a concrete point -> unequal; else simplify
+        point = sums_differ(a, b)
+        if point:
+            return False, f"differ with {point} (probe rule for sums)"
         if sympy.simplify(a - b) == 0:
             return True, "simplify(gold - answer) = 0 (sums over the same bounds)"
         return None, "undecided: sums or products that sympy could neither evaluate nor show equal"
