@@ -292,6 +292,34 @@ def run_math500() -> dict | None:
     }
 
 
+def run_choice_generators(rounds: int = 3, seed: int = 32) -> dict:
+    """Issue 32 part B: the choice generators (tests/grader_cases/choice_generators.py): negated,
+    corrected and hedged letters in sixteen languages, look-alike letters, template debris.
+    Right / not right per shape and per language, as a markdown table; "not right" cases graded
+    equal are false positives, right ones graded otherwise false negatives."""
+    import importlib.util
+
+    from evalsuite.graders import grade
+
+    spec = importlib.util.spec_from_file_location("choice_generators", CASES_DIR / "choice_generators.py")
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules["choice_generators"] = gen  # dataclasses look their module up
+    spec.loader.exec_module(gen)
+    cases = gen.cases(seed=seed, rounds=rounds)
+    said = [grade(c.gold, c.response, "choice").equal is True for c in cases]
+    as_cases = [Case("choice_generators", n, c.gold, c.response, c.right, "choice") for n, c in enumerate(cases)]
+    rows = {}
+    for key in [f"shape/{s}" for s in gen.SHAPES] + [f"language/{lang}" for lang in gen.LANGUAGES]:
+        kind, _, name = key.partition("/")
+        picked = [n for n, c in enumerate(cases) if (c.shape if kind == "shape" else c.language) == name]
+        if picked:
+            rows[key] = score([as_cases[n] for n in picked], [said[n] for n in picked])
+    rows["all"] = score(as_cases, said)
+    print("\nchoice generators (right / not right in the equal / unequal columns):")
+    print(table(rows))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases-only", action="store_true")
@@ -302,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.prestart(block=True)  # the sympy worker starts outside the timings
     sandbox.run("ping")
     report = {"cases": run_cases(args.show_errors, args.only)}
+    if not args.only:
+        report["choice_generators"] = run_choice_generators()
     if not args.cases_only:
         report["math500"] = run_math500()
     print(json.dumps(report, indent=2))

@@ -25,6 +25,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
+from .choice_statement import Statement, cut_template_debris, final_sentences, latin_lookalikes
+
 __all__ = ["extract_choice", "MAX_RESPONSE_CHARS"]
 
 MAX_RESPONSE_CHARS = 20_000     # the final answer is at the end; a longer text is cut at the front
@@ -40,8 +42,9 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 def _normalise(response: str) -> str:
-    """NFKC turns full-width letters and punctuation (Ｃ （ ： ，) into ASCII; markup goes."""
-    text = unicodedata.normalize("NFKC", response[-MAX_RESPONSE_CHARS:])
+    """NFKC turns full-width letters and punctuation (Ｃ （ ： ，) into ASCII; markup goes; a
+    look-alike capital standing alone (Cyrillic В, Greek Β) is the Latin letter."""
+    text = latin_lookalikes(unicodedata.normalize("NFKC", response[-MAX_RESPONSE_CHARS:]))
     text = "".join(" " if unicodedata.category(c) == "Cc" and c not in "\n\t" else c for c in text)
     # every run of whitespace becomes one character, so the patterns' neighbouring \s* cannot
     # backtrack over long runs (quadratic or worse on untrusted text)
@@ -203,8 +206,18 @@ _EXAMINING = re.compile(r"(?:分析|先看|再看|来看|考虑|检查|consider|
                         r"\s*(?:一下)?\s*(?:选项|option)?\s*\(?$", re.IGNORECASE)
 # a letter standing alone between words, spaces or ordinary punctuation ("是C。", "it's B."),
 # not inside symbol noise ("@D^")
-_LONE_LETTER = re.compile(r"(?:^|(?<=[\s(\[【（《“\"':：,，、。;；\u4e00-\u9fff]))([A-J])"
-                          r"(?=$|[\s)\]】）》”\"'.。,，、:：;；!！?？\u4e00-\u9fff])")
+_LONE_LETTER = re.compile(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])")
+_BESIDE_LONE = set(" \t\n()[]【】（）《》“”\"'.。,，、:：;；!！?？")
+
+
+def _alone_beside(line: str, at: int) -> bool:
+    """The character at `at` lets a letter stand alone: the line's end, a space or ordinary
+    punctuation, or a letter of a script without capitals (CJK, kana, Hangul: `是C。`, `D입니다`),
+    not symbol noise (`@D^`)."""
+    if at < 0 or at >= len(line):
+        return True
+    c = line[at]
+    return c in _BESIDE_LONE or (c.isalpha() and not c.isupper() and not c.islower())
 _ARTICLE = re.compile(r"A\s+(?!(?:or|and|nor|is|was|are|to|vs|rather|not|instead|but|since|because)\b)[a-z]")
 # a reason after the chosen letter ("Definitely C, since A, B and D fail"): letters named in it
 # are being rejected, not chosen
@@ -377,6 +390,8 @@ def _rule_lone_letter(text: str, valid: str) -> Decision | None:
     found = []
     for match in _LONE_LETTER.finditer(line):
         letter = match.group(1)
+        if not (_alone_beside(line, match.start() - 1) and _alone_beside(line, match.end())):
+            continue
         before = line[max(0, match.start() - 16): match.start()]
         if letter not in valid or _NEGATED.search(before) or _EXAMINING.search(before):
             continue
@@ -391,17 +406,56 @@ def _rule_lone_letter(text: str, valid: str) -> Decision | None:
     return None
 
 
+def _final_statement(text: str, valid: str) -> Statement | None:
+    """The last line that names an option letter, among the last three (not a list of options)."""
+    lines = _lines(text)
+    if not lines or _ends_with_option_list(lines, valid):
+        return None
+    for line in reversed(lines[-3:]):
+        statement = final_sentences(line, valid)
+        if statement is not None:
+            return statement
+    return None
+
+
+def _rule_statement(statement: Statement | None, n_gold: int) -> Decision | None:
+    """A final statement that negates, corrects or hedges decides: the one letter it asserts
+    ("D, not B", "B? No, D."), alternatives ("A or C") are no choice; several asserted letters
+    for a one-letter gold are given as they are (and graded wrong)."""
+    if statement is None or not statement.decisive:
+        return None
+    snippet = statement.text[:80]
+    if statement.hedged:
+        return None, f"ambiguous: the final statement offers alternatives: {snippet!r}"
+    asserted = "".join(sorted(statement.asserted))
+    if not asserted:
+        return None  # only rejected letters: the other rules read on, never choosing those
+    rejected = ", ".join(sorted(statement.rejected)) or "none"
+    how = "correction" if statement.corrected else "contrast"
+    return asserted, f"statement-{how}: asserts {asserted}, rejects {rejected}: {snippet!r}"
+
+
 def extract_choice(response: str, choices: Sequence[str] = (), n_gold: int = 1) -> tuple[str | None, str]:
     """The option letters chosen in `response` (sorted, e.g. "C" or "AD"), or None, and why.
 
     `choices` are the option texts in letter order (they fix the valid letters and let an answer
     that repeats an option's text count); `n_gold` is how many letters the gold answer has, so
-    several letters called correct count as a multi-answer instead of as ambiguous.
+    several letters called correct count as a multi-answer instead of as ambiguous. The
+    response ends at chat-template debris (choice_statement.cut_template_debris); a final
+    statement that negates, corrects or hedges decides first, and no rule may choose a letter
+    that statement rejects.
     """
     if not response or not response.strip():
         return None, "no choice letter found: empty answer"
-    text = _normalise(response)
+    text = _normalise(cut_template_debris(response[-MAX_RESPONSE_CHARS:]))
+    if not text.strip():
+        return None, "no choice letter found: empty answer"
     valid = _valid_letters(choices)
+    statement = _final_statement(text, valid)
+    decided = _rule_statement(statement, n_gold)
+    if decided is not None:
+        return decided
+    rejected = statement.rejected if statement is not None else set()
     for rule in (lambda: _rule_boxed(text, valid),
                  lambda: _rule_answer_cue(text, valid, choices),
                  lambda: _rule_option_correct(text, valid, n_gold),
@@ -410,5 +464,8 @@ def extract_choice(response: str, choices: Sequence[str] = (), n_gold: int = 1) 
                  lambda: _rule_lone_letter(text, valid)):
         decision = rule()
         if decision is not None:
+            if decision[0] is not None and rejected & set(decision[0]):
+                return None, (f"ambiguous: {decision[1]}, but the final statement rejects "
+                              f"{', '.join(sorted(rejected & set(decision[0])))}")
             return decision
     return None, "no choice letter found"

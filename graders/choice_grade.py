@@ -90,6 +90,7 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = (), *,
     `grade_answer(gold, response)` grades an option's text given instead of its letter: the
     dispatcher (grade.grade) passes itself, so this module does not import it back."""
     from .choice import extract_choice
+    from .choice_statement import cut_template_debris
 
     gold_letters = gold_choice_letters(gold)
     spaced_text = None
@@ -99,7 +100,8 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = (), *,
             gold_letters, spaced_text = spaced
     if gold_letters is None:
         raise ValueError(f"choice gold {gold!r} is not option letters")
-    boxed = find_boxed(response[-20_000:])
+    response = cut_template_debris(response[-20_000:])  # the next turn of a chat template is no answer
+    boxed = find_boxed(response)
     letters = (choice_letters(normalise(boxed).text) or gold_choice_letters(boxed)
                or gold_choice_letters(normalise(boxed).text)) if boxed is not None else None
     how = "boxed"

@@ -44,6 +44,7 @@ FUNCTIONS = {
     "tanh", "log", "ln", "exp", "sqrt", "abs", "floor", "ceil", "lg", "gcd", "lcm", "max", "min",
 }
 MULTI_ARG = {"gcd", "lcm", "max", "min"}
+INVERSE_NAMES = {"sin": "asin", "cos": "acos", "tan": "atan"}
 GREEK = {
     "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta",
     "vartheta", "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon",
@@ -65,12 +66,14 @@ COMMAND_TOKENS = {
 BARE_WORDS = {"sqrt": "FUNC", "pi": "PI", "oo": "OO", "inf": "OO", "infinity": "OO", "infty": "OO",
               **{f: "FUNC" for f in FUNCTIONS}}
 BARE_WORD_RE = re.compile("|".join(sorted(BARE_WORDS, key=len, reverse=True)))
+GLUED_FUNCTION_RE = re.compile(f"({'|'.join(sorted(FUNCTIONS, key=len, reverse=True))})([A-Z]{{1,4}})")
 
 TOKEN_RE = re.compile(r"""
     (?P<ws>\s+)
   | (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\d.]))?)
   | (?P<cmd>\\[a-zA-Z]+)
   | (?P<setbrace>\\[{}])
+  | (?P<norm>\\\|)
   | (?P<op><=|>=|!=|==|\*\*|[-+*/^()\[\]{},;=<>!|_':])
   | (?P<word>[a-zA-Z]+)
 """, re.VERBOSE)
@@ -103,10 +106,20 @@ def tokenize(text: str) -> list[tuple[str, str]]:
                 tokens.append(("FUNC", name))
             elif name in GREEK:
                 tokens.append(("SYM", name))
-            elif name in ("left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "displaystyle"):
+            elif name in ("left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "displaystyle", "limits",
+                          "nolimits"):
                 continue
+            elif name in ("lVert", "rVert", "Vert"):
+                tokens.append(("NORM", value))
             else:
-                raise ParseError(f"unsupported command \\{name}")
+                glued = GLUED_FUNCTION_RE.fullmatch(name)
+                if glued is None:
+                    raise ParseError(f"unsupported command \\{name}")
+                # "\cos\angle BAC" normalised to "\cosBAC": the function of a named angle
+                tokens.append(("FUNC", glued.group(1)))
+                tokens.extend(("SYM", c) for c in glued.group(2))
+        elif kind == "norm":  # \| v \|: a norm, read as an absolute value
+            tokens.append(("NORM", value))
         elif kind == "setbrace":
             tokens.append(("LSET" if value == "\\{" else "RSET", value))
         elif kind == "op":
@@ -334,10 +347,10 @@ class Parser:
                 return self.node("func", "binomial", (inner, k))
             self.take("}")
             return inner
-        if kind == "|":
+        if kind in ("|", "NORM"):
             self.abs_depth += 1
             inner = self.expr()
-            self.take("|")
+            self.take(kind)
             self.abs_depth -= 1
             return self.node("func", "abs", (inner,))
         if kind in ("LFLOOR", "LCEIL"):
@@ -387,11 +400,18 @@ class Parser:
         while self.peek() in ATOM_START and self.peek() not in ("FUNC", "SUM", "PROD"):
             body = self.node("mul", (body, self.power()))
         lo_v, hi_v = exact_value(lo), exact_value(hi)
-        if lo_v is None or hi_v is None or lo_v.denominator != 1 or hi_v.denominator != 1:
-            raise ParseError("a sum or product with symbolic bounds")
+        if lo_v is None or hi_v is None:
+            # symbolic bounds: kept whole, the bound variable renamed by its depth so that the
+            # same sum over another letter is the same tree (sympy evaluates it in the worker)
+            if any(v is not None and v.denominator != 1 for v in (lo_v, hi_v)):
+                raise ParseError("a sum or product with bounds that are not integers")
+            bound = f"{BOUND_PREFIX}{sum(1 for part in (lo, hi, body) if has_bound(part))}"
+            return self.node("bigop", "sum" if kind == "SUM" else "prod", bound, lo, hi, bind(body, var, bound))
+        if lo_v.denominator != 1 or hi_v.denominator != 1:
+            raise ParseError("a sum or product with bounds that are not integers")
         if hi_v - lo_v + 1 > MAX_SUM_TERMS:
             raise TooBig(f"a sum or product of more than {MAX_SUM_TERMS} terms")
-        terms = tuple(substitute(body, var, ("num", Fraction(k), 0)) for k in range(int(lo_v), int(hi_v) + 1))
+        terms = tuple(bind(body, var, ("num", Fraction(k), 0)) for k in range(int(lo_v), int(hi_v) + 1))
         if not terms:
             return self.node("num", Fraction(0 if kind == "SUM" else 1), 0)
         self.nodes += len(terms) * count_nodes(body)
@@ -410,6 +430,8 @@ class Parser:
             self.take()
             power = self.argument()
             check_exponent(power)
+            if name in INVERSE_NAMES and exact_value(power) == -1:
+                name, power = INVERSE_NAMES[name], None  # \sin^{-1} x is arcsin x, not 1/sin x
         if name in MULTI_ARG:
             self.take("(")
             args = [self.expr()]
@@ -437,6 +459,47 @@ class Parser:
         if power is not None:
             result = self.node("pow", result, power)
         return result
+
+
+BOUND_PREFIX = "@"          # names of bound variables (never a name a text can write)
+
+
+def has_bound(node: Node) -> bool:
+    """The tree holds a sum or product of its own (the depth of the next bound variable)."""
+    if node[0] == "bigop":
+        return True
+    return any(has_bound(p) for part in node[1:] if isinstance(part, tuple) and part
+               for p in ([part] if isinstance(part[0], str) else part))
+
+
+def bind(body: Node, var: str, value: Node | str) -> Node:
+    """The body of a sum over `var` with `var` replaced: by a number (a term of an expanded sum:
+    `a_i` becomes `a_3`) or by a bound variable's name (`a_i` becomes `a_@0`, the term a(@0))."""
+    def walk(node: Node) -> Node:
+        kind = node[0]
+        if kind == "sym":
+            name = node[1]
+            if name == var:
+                return value if isinstance(value, tuple) else ("sym", value)
+            if name.endswith(f"_{var}"):  # an indexed name: a_i
+                index = value if isinstance(value, str) else str(value[1])
+                return ("sym", f"{name[: -len(var)]}{index}")
+            return node
+        if kind == "const" and node[1] == var and var in ("i", "e"):  # \sum_{i=1}^{5} i
+            return value if isinstance(value, tuple) else ("sym", value)
+        if kind in ("num", "const"):
+            return node
+        out: list = [kind]
+        for part in node[1:]:
+            if isinstance(part, tuple) and part and isinstance(part[0], str):
+                out.append(walk(part))
+            elif isinstance(part, tuple):
+                out.append(tuple(walk(p) for p in part))
+            else:
+                out.append(part)
+        return tuple(out)
+
+    return walk(body)
 
 
 def substitute(node: Node, name: str, value: Node) -> Node:
@@ -648,8 +711,9 @@ def has_symbols(node: Node) -> bool:
 
 
 def symbols_of(node: Node) -> set[str]:
+    """The free symbols: a sum's bound variable and the names it indexes (`a_@0`) are not."""
     if node[0] == "sym":
-        return {node[1]}
+        return set() if BOUND_PREFIX in node[1] else {node[1]}
     found: set[str] = set()
     for part in node[1:]:
         if isinstance(part, tuple) and part:

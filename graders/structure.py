@@ -233,6 +233,8 @@ def parse_tokens(tokens: list[tuple[str, str]]) -> Value:
     if tokens[0][0] in ("(", "[") and wraps_whole(tokens):
         inner = tokens[1:-1]
         pieces = split_top(inner, {","})
+        if len(pieces) == 1:  # (1;2), (0;0;0): points and intervals written with ';'
+            pieces = split_top(inner, {";"})
         if len(pieces) > 1:
             brackets = tokens[0][0] + tokens[-1][0]
             if len(pieces) == 2 and (brackets in ("(]", "[)") or any(is_infinite_tokens(p) for p in pieces)):
@@ -312,6 +314,70 @@ def function_value_label(tokens: list[tuple[str, str]]) -> str | None:
     return text if FUNCTION_VALUE_RE.fullmatch(text) else None
 
 
+def segment_text(tokens: list[tuple[str, str]]) -> str | None:
+    """`PQ`, `PF_1`, `AB`: two or more capital letters (point names), a subscript allowed."""
+    text = label_text(tokens)
+    if text is None or any(c in text for c in "(:,"):
+        return None
+    # the letters outside a subscript are the points' names: capitals, at least two
+    names = [t[1] for n, t in enumerate(tokens) if t[0] == "SYM" and not (n and tokens[n - 1][0] == "_")]
+    return text if len(names) >= 2 and all(name.isupper() for name in names) else None
+
+
+def measure_text(tokens: list[tuple[str, str]]) -> str | None:
+    """A segment, the length of one (`|PQ|`, `|PF_1|`), a norm (`\\|v\\|`) or a subscripted name
+    (`S_1`, `V_{ABC}`): a quantity a ratio may be taken of."""
+    if len(tokens) >= 3 and tokens[0][0] == tokens[-1][0] and tokens[0][0] in ("|", "NORM"):
+        inner = tokens[1:-1]
+        if tokens[0][0] == "NORM" and label_text(inner) is not None and "(" not in label_text(inner):
+            return f"|{label_text(inner)}|"  # the norm of a vector named v
+        return f"|{segment_text(inner)}|" if segment_text(inner) else None
+    segment = segment_text(tokens)
+    if segment is not None:
+        return segment
+    name = label_text(tokens)
+    return name if name is not None and "_" in name and "(" not in name and tokens[0][0] == "SYM" else None
+
+
+def quantity_label(tokens: list[tuple[str, str]]) -> str | None:
+    """The round-three label rule for measures: a length or norm (`|PQ|`, `\\|v\\|`) and a ratio of
+    two quantities (`\\frac{AE}{EC}`, `PA/PB`, `\\frac{|PF_1|}{|PF_2|}`, `\\frac{S_1}{S_2}`) name the
+    value asked for. Not an unknown: `|x| = 3`, `\\frac{x}{y} = 2` stay relations."""
+    measure = measure_text(tokens)
+    if measure is not None and (measure.startswith("|") or segment_text(tokens)):
+        return measure if measure.startswith("|") else None  # a bare segment is label_text's
+    if tokens and tokens[0][0] == "FRAC":
+        parts = frac_parts(tokens)
+        if parts is not None:
+            num, den = (measure_text(p) for p in parts)
+            return f"{num}:{den}" if num and den else None
+    halves = split_top(tokens, {"/"})
+    if len(halves) == 2:
+        num, den = (measure_text(p) for p in halves)
+        return f"{num}:{den}" if num and den else None
+    return None
+
+
+def frac_parts(tokens: list[tuple[str, str]]) -> tuple[list, list] | None:
+    """The two groups of `\\frac{…}{…}` when they are the whole of the tokens."""
+    groups, depth, start = [], 0, None
+    for n, tok in enumerate(tokens[1:], 1):
+        if tok[0] == "{":
+            depth += 1
+            if depth == 1:
+                start = n
+        elif tok[0] == "}":
+            depth -= 1
+            if depth == 0:
+                groups.append((start, n))
+        elif depth == 0:
+            return None
+    if len(groups) != 2 or groups[1][1] != len(tokens) - 1:
+        return None
+    (a, b), (c, d) = groups
+    return tokens[a + 1: b], tokens[c + 1: d]
+
+
 def equality(chain: list[list[tuple[str, str]]]) -> Value:
     """a = b (= c ...): a label and its value, an equation, or a worked line whose value is last.
 
@@ -320,7 +386,7 @@ def equality(chain: list[list[tuple[str, str]]]) -> Value:
     `f(3)`), a ratio or tuple of names (`V_1 : V_2`, `(p, q)`). Anything else on the left (a sum,
     product with coefficients or power of unknowns: `x - 2y + 4z = 0`, `3p + q = 5`) makes an
     equation, compared as a relation."""
-    label = label_text(chain[0]) or function_value_label(chain[0])
+    label = label_text(chain[0]) or function_value_label(chain[0]) or quantity_label(chain[0])
     if label is not None:
         value = parse_tokens(chain[-1])
         if len(chain[0]) == 1 and chain[0][0][0] == "SYM" and isinstance(value, Expr):

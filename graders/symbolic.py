@@ -30,6 +30,8 @@ from typing import Any
 import sympy
 from sympy import E, I, Rational, Symbol, oo, pi
 
+from .parse import BOUND_PREFIX
+
 PROBE_DIGITS = 60
 PROBE_TOL = sympy.Float("1e-45", PROBE_DIGITS)
 CONSTANT_DIGITS = 60           # constants equal to 50 significant digits are equal
@@ -56,7 +58,12 @@ def build(node: Any) -> sympy.Expr:
     if kind == "num":
         return Rational(node[1].numerator, node[1].denominator)
     if kind == "sym":
-        return Symbol(node[1], real=True)
+        name = node[1]
+        if BOUND_PREFIX in name:  # a sum's bound variable @0, or a name it indexes: a_@0 is a(@0)
+            base, _, bound = name.rpartition("_")
+            index = Symbol(bound or name, integer=True)
+            return sympy.Function(base)(index) if base else index
+        return Symbol(name, real=True)
     if kind == "const":
         return CONSTANTS[node[1]]
     if kind == "add":
@@ -73,6 +80,9 @@ def build(node: Any) -> sympy.Expr:
         return sympy.factorial(build(node[1]))
     if kind == "func":
         return FUNCTIONS[node[1]](*[build(a) for a in node[2]])
+    if kind == "bigop":  # ("bigop", "sum" | "prod", bound name, lo, hi, body)
+        limits = (Symbol(node[2], integer=True), build(node[3]), build(node[4]))
+        return (sympy.Sum if node[1] == "sum" else sympy.Product)(build(node[5]), limits)
     raise ValueError(f"cannot build node {kind!r}")
 
 
@@ -148,10 +158,70 @@ def constants_equal(a: sympy.Expr, b: sympy.Expr) -> tuple[bool | None, str]:
     return False, f"numerically different ({sympy.N(va, 6)} vs {sympy.N(vb, 6)})"
 
 
+def evaluate_sums(expr: sympy.Expr) -> sympy.Expr:
+    """Sums and products with symbolic bounds in closed form where sympy finds one
+    (sum of k to n -> n(n+1)/2); those it cannot (over a(k)) stay as they are."""
+    if not expr.has(sympy.Sum, sympy.Product):
+        return expr
+    return expr.doit()
+
+
+def unevaluated(expr: sympy.Expr) -> bool:
+    """Still holds a sum or product, or a function of a bound variable: no value at a point."""
+    return bool(expr.has(sympy.Sum, sympy.Product) or expr.atoms(sympy.core.function.AppliedUndef))
+
+
+SUM_PROBES = 3                 # concrete points tried on sums of unknown terms
+SUM_PROBE_TOP = 5              # free symbols (the bounds) take integers 1..SUM_PROBE_TOP
+
+
+def sums_differ(a: sympy.Expr, b: sympy.Expr) -> str | None:
+    """A concrete point where two sums of unknown terms differ, else None. The terms a(k) become
+    quadratics in k with fixed pseudo-random rational coefficients and the free symbols small
+    integers, so the sums are finite: equal sums agree at every such point, so a difference
+    proves them unequal (agreement proves nothing and goes on to simplify)."""
+    undefined = sorted({f.func for f in a.atoms(sympy.core.function.AppliedUndef)
+                        | b.atoms(sympy.core.function.AppliedUndef)}, key=str)
+    free = sorted((a.free_symbols | b.free_symbols) - {s for s in a.free_symbols | b.free_symbols
+                                                       if BOUND_PREFIX in s.name}, key=lambda s: s.name)
+    rng = random.Random(4321)
+    x = Symbol("x")
+    for _ in range(SUM_PROBES):
+        if time.process_time() > _soft_deadline:
+            return None
+        terms = {f: sympy.Lambda(x, Rational(rng.randint(-9, 9), 7) + Rational(rng.randint(1, 9), 5) * x
+                                 + Rational(rng.randint(-9, 9), 11) * x ** 2) for f in undefined}
+        values = {s: rng.randint(1, SUM_PROBE_TOP) for s in free}
+        try:
+            sides = []
+            for side in (a, b):
+                for f, term in terms.items():
+                    side = side.replace(f, term)
+                sides.append(side.subs(values).doit())
+        except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
+            continue
+        va, vb = (_value(s) for s in sides)
+        if va is not None and vb is not None and not _same(va, vb):
+            shown = ", ".join(f"{s}={v}" for s, v in values.items()) or "the terms"
+            return f"{shown} and the terms a(k) as fixed quadratics"
+    return None
+
+
 def expr_equal(gold_node: Any, answer_node: Any) -> tuple[bool | None, str]:
     a, b = build(gold_node), build(answer_node)
     if a == b:
         return True, "identical as sympy expressions"
+    a, b = evaluate_sums(a), evaluate_sums(b)
+    if a == b:
+        return True, "identical as sympy expressions once the sums are evaluated"
+    if unevaluated(a) or unevaluated(b):
+        # summands of unknown terms a_i: differ at a concrete point -> unequal; else simplify
+        point = sums_differ(a, b)
+        if point:
+            return False, f"differ with {point} (probe rule for sums)"
+        if sympy.simplify(a - b) == 0:
+            return True, "simplify(gold - answer) = 0 (sums over the same bounds)"
+        return None, "undecided: sums or products that sympy could neither evaluate nor show equal"
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
     if not symbols:
         return constants_equal(a, b)

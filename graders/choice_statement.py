@@ -1,0 +1,286 @@
+"""The final statement of a choice answer, read into a small structure: every option letter it
+names, and for each whether it is asserted, negated ("not B", "不是B", "B değil"), retracted by
+a later correction ("B? No, D.", "I first thought B, but it is D") or offered as one of
+alternatives ("A or C"). The same structure in every language: the words that negate, correct
+or hedge are lexicons per language (below); everything else is read by Unicode category.
+
+Also the two readings every choice answer gets first: chat-template debris ends the response
+(`cut_template_debris`: `<|im_start|>user …` is the next turn, never part of the answer), and a
+letter written in a look-alike script (Cyrillic `В`, Greek `Β`; full-width `Ｂ` is NFKC's) is the
+Latin letter when it stands alone (`latin_lookalikes`: the Russian preposition in `В данном
+случае` is a word, not a letter).
+
+choice.py uses `read_statement` twice: a final statement that negates, corrects or hedges
+decides the answer before the other rules; and no rule may choose a letter that the final
+statement rejects. Everything here is linear in the text (bounded by choice.MAX_RESPONSE_CHARS).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# --- chat-template debris ------------------------------------------------------------------
+
+# markers of a chat template or an end of turn: the response ends at the first one after its
+# text (an opening one, `<|im_start|>assistant`, is skipped)
+TEMPLATE_MARKER = re.compile(
+    r"<\|(?:im_start|im_end|eot_id|eom_id|start_header_id|end_header_id|endoftext|end|user|assistant|system)\|>"
+    r"|<｜(?:end▁of▁sentence|User|Assistant)｜>|</s>|<s>|\[/?INST\]|<(?:start|end)_of_turn>"
+    r"|(?:^|\n)\s*(?:Human|User|USER|### (?:Human|User|Instruction))\s*:")
+OPENING_ROLE = re.compile(r"\s*(?:assistant|model)?\s*\n?")
+
+
+def cut_template_debris(text: str) -> str:
+    """The response up to the first chat-template or end-of-turn marker after its first words."""
+    pos = 0
+    for _ in range(8):  # markers before any text open the turn: skip them (and a role name after them)
+        lead = len(text[pos:]) - len(text[pos:].lstrip())
+        m = TEMPLATE_MARKER.match(text, pos + lead)
+        if m is None or m.end() == pos + lead:
+            break
+        pos = OPENING_ROLE.match(text, m.end()).end()
+    body = text[pos:]
+    m = TEMPLATE_MARKER.search(body)
+    return body[: m.start()] if m else body
+
+
+# --- look-alike letters --------------------------------------------------------------------
+
+# a character table, not a list of scripts: capitals that look like the Latin option letters
+LOOKALIKES = str.maketrans({
+    "\u0410": "A", "\u0412": "B", "\u0421": "C", "\u0415": "E", "\u041d": "H", "\u0406": "I", "\u0408": "J",  # Cyrillic
+    "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0397": "H", "\u0399": "I",                              # Greek
+})
+LOOKALIKE_CHARS = "".join(chr(c) for c in LOOKALIKES)
+_LOOKALIKE_RE = re.compile(f"[{LOOKALIKE_CHARS}]")
+# the words that may follow a look-alike letter standing alone: they join letters (`В и С`, `А или В`)
+_JOINING_WORD = re.compile(r"\s+(?:и|или|либо|а|або|чи|та|ή|και|не)(?!\w)")
+_NEXT_WORD = re.compile(r"\s+(\w)")
+
+
+def _script(c: str) -> str:
+    """The first word of the character's Unicode name: CYRILLIC, GREEK, LATIN …"""
+    return unicodedata.name(c, "?").split(" ")[0]
+
+
+def _cased(c: str) -> bool:
+    """A letter of a script with capitals (Latin, Greek, Cyrillic …), or a digit: a look-alike
+    beside one is part of a word. Beside a letter without case (CJK, kana, Hangul) it is alone."""
+    return c.isdigit() or (c.isalpha() and (c.isupper() or c.islower()))
+
+
+def latin_lookalikes(text: str) -> str:
+    """`Ответ: В` -> `Ответ: B`, `答えはΒです` -> `答えはBです`; `В данном случае` (the word
+    before a lower-case word) stays."""
+    if not _LOOKALIKE_RE.search(text):
+        return text
+
+    def alone(m: re.Match) -> str:
+        at = m.start()
+        if (at > 0 and _cased(text[at - 1])) or (m.end() < len(text) and _cased(text[m.end()])):
+            return m.group()
+        word = _NEXT_WORD.match(text, m.end())
+        if word and word.group(1).islower() and _script(word.group(1)) == _script(m.group()) \
+                and not _JOINING_WORD.match(text, m.end()):
+            return m.group()  # a word of its own, before a word of its script: the preposition В, the conjunction А
+        return m.group().translate(LOOKALIKES)
+
+    return _LOOKALIKE_RE.sub(alone, text)
+
+
+# --- lexicons per language -----------------------------------------------------------------
+
+def _words(*words: str) -> str:
+    """Whole words (letters on neither side; spaces inside a word match any spacing)."""
+    alternatives = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in words), key=len, reverse=True))
+    return rf"(?<!\w)(?:{alternatives})(?!\w)"
+
+
+def _glued(*words: str) -> str:
+    """Words of scripts written without spaces (Chinese, Japanese, Korean particles)."""
+    return "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
+
+
+# a negation before the letter, in its own clause ("not B", "n'est pas B", "не B", "不是B")
+NEGATION_BEFORE = re.compile("|".join((
+    _words("not", "never", "cannot", "can't", "isn't", "is not", "rather than", "instead of", "except", "excluding",
+           "eliminate", "rule out", "exclude",                                            # en
+           "pas", "non", "jamais", "plutôt que", "au lieu de",                            # fr
+           "nicht", "kein", "keine", "statt", "anstatt", "anstelle",                      # de
+           "no", "nunca", "en lugar de", "en vez de",                                     # es
+           "mai", "invece di", "anziché",                                                 # it (non above)
+           "não", "nao", "em vez de", "ao invés de",                                      # pt
+           "не", "вместо",                                                                # ru
+           "nie", "zamiast",                                                              # pl
+           "niet", "geen", "in plaats van",                                               # nl
+           "không phải", "không", "chứ không phải",                                       # vi
+           "ليس", "وليس", "لا", "بدلا من", "بدلاً من", "غير",                              # ar
+           "न कि", "नहीं कि",                                                              # hi
+           ),
+    _glued("不是", "并非", "而非", "不选", "排除", "而不是", "不应选", "不能选", "非"),   # zh
+)), re.IGNORECASE)
+# a negation after the letter ("B değil", "B नहीं", "Bではなく", "B가 아니라", "B is wrong", "B错误")
+NEGATION_AFTER = re.compile(r"\s*(?:" + "|".join((
+    _words("değil", "नहीं", "is wrong", "is incorrect", "is false", "is not", "isn't", "are wrong", "are incorrect",
+           "are false", "are not", "aren't", "is eliminated", "are eliminated",
+           "can be eliminated", "is eliminated", "is ruled out", "est faux", "est fausse", "est incorrecte",
+           "ist falsch", "es incorrecta", "es falsa", "è sbagliata", "está errada", "неверно", "неправильно",
+           "jest błędna", "is fout", "sai", "yanlış"),
+    _glued("ではなく", "ではない", "ではありません", "ではなかった", "じゃなく", "じゃない", "가 아니", "이 아니",
+           "는 아니", "은 아니", "가 아닙", "이 아닙", "는 아닙", "은 아닙", "아님", "不对", "错误", "是错", "不正确", "不符合", "项错误",
+           "选项错误", "是错误的"),
+)) + ")", re.IGNORECASE)
+# a correction between two letters: the earlier one is taken back ("B? No, D.", "first B, but D")
+CORRECTION = re.compile("|".join((
+    _words("but", "however", "wait", "actually", "on reflection", "on second thought", "no", "correction", "i mean",
+           "mais", "en fait", "non", "attendez", "plutôt",                                # fr
+           "aber", "sondern", "nein", "eigentlich", "doch", "warte",                      # de
+           "pero", "sino", "en realidad", "espera",                                       # es
+           "ma", "però", "bensì", "in realtà", "aspetta",                                 # it
+           "mas", "porém", "na verdade", "não", "espere",                                 # pt
+           "но", "а", "нет", "на самом деле", "однако", "подождите", "хотя",              # ru
+           "ale", "lecz", "nie", "właściwie", "jednak",                                   # pl
+           "maar", "nee", "eigenlijk", "wacht",                                           # nl
+           "ama", "fakat", "hayır", "aslında", "ancak",                                   # tr
+           "nhưng", "mà là", "không", "thực ra",                                          # vi
+           "لكن", "لكنه", "لكنها", "بل", "لا",                                             # ar
+           "लेकिन", "बल्कि", "नहीं", "परंतु", "किंतु",                                       # hi
+           ),
+    _glued("但是", "但", "其实", "实际上", "不对", "而是", "等等", "应该是", "更正", "纠正", "不过",   # zh
+           "が、", "しかし", "いいえ", "実は", "でも", "けど",                                    # ja
+           "하지만", "지만", "아니요", "사실은", "사실"),                                        # ko
+)), re.IGNORECASE)
+# two letters offered as alternatives ("A or C", "A 或 C", "AかC", "A veya C")
+HEDGE = re.compile(r"[)\]）】]?\s*(?:(?:or|o|ou|oder|od|of|lub|albo|veya|ya\s+da|hoặc|oppure|или|либо|أو|या|ή)(?!\w)"
+                   r"|或者|或是|还是|或|か|또는|아니면)\s*(?:option\s+|选项)?[(\[（【]?\s*$", re.IGNORECASE)
+# joins two letters into one list: a negation before the first covers the second ("not A or B")
+LIST_JOIN = re.compile(r"[)\]）】]?\s*(?:,|、|/|&|and|et|und|y|e|и|і|та|i|ve|và|và|en|oraz|和|与|及|以及|و|और|または)?\s*[(\[（【]?\s*$",
+                       re.IGNORECASE)
+# words after which a letter is talked about, not chosen ("but A is also plausible")
+TALKED_ABOUT = re.compile(r"\s+(?:is|are|was|were|seems?|looks?|could|would|might|also|may|can|has|had|est|ist|es|è|é|"
+                          r"это|jest|is\s+also)\b|\s*(?:也|还|则|选项也)", re.IGNORECASE)
+CALLED_RIGHT = re.compile(r"\s*(?:(?:is|are|seems?|est|ist|es|è|é|jest|je|это)\s+)?(?:the\s+|la\s+|die\s+)?"
+                          r"(?:correct|right|true|answer|best|correcte|bonne|richtig|korrekt|correcta|corretta|correta|"
+                          r"верн\w*|правильн\w*|poprawn\w*|juist|doğru|đúng|صحيح\w*|सही)(?!\w)"
+                          r"|\s*(?:项|选项)?\s*(?:正确|是正确的|是对的|符合题意|が正しい|이 맞)", re.IGNORECASE)
+# an article "A" before a word, in the languages whose article it is ("A resposta é B")
+ARTICLE_A = re.compile(r"A\s+(?!(?:or|and|nor|not|is|was|are|to|vs|rather|instead|but|since|because|ou|o|e|et|y|und|"
+                       r"oder|of|en|lub|i|veya|ve|hoặc|và|ne|nem|não|pas|no|non|nicht|niet|nie)\b)[a-zà-öø-ÿ]")
+# punctuation that ends a clause: a negation does not reach past it
+CLAUSE_END = re.compile(r"[,，;；:：.。!！?？،؛।…\n]|\s[-–—]\s")
+# the end of a sentence (not the point of a decimal)
+SENTENCE_END = re.compile(r"[.!?。！？।…]+(?!\d)")
+
+
+@dataclass(frozen=True)
+class Mention:
+    letter: str
+    start: int
+    end: int
+    negated: bool = False
+    retracted: bool = False
+    talked_about: bool = False
+
+    @property
+    def asserted(self) -> bool:
+        return not (self.negated or self.retracted or self.talked_about)
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    mentions: tuple[Mention, ...]
+    hedged: bool                 # two asserted letters offered as alternatives
+    corrected: bool              # a letter taken back, or the statement opens with a correction
+
+    @property
+    def rejected(self) -> set[str]:
+        """Letters the statement negates or takes back, and never asserts."""
+        asserted = self.asserted
+        return {m.letter for m in self.mentions if not m.asserted and not m.talked_about} - asserted
+
+    @property
+    def asserted(self) -> set[str]:
+        return {m.letter for m in self.mentions if m.asserted}
+
+    @property
+    def decisive(self) -> bool:
+        """The statement's structure says something the letters alone do not."""
+        return self.hedged or self.corrected or any(m.negated for m in self.mentions)
+
+
+_LETTER = re.compile(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])(?![-'’][A-Za-z])")
+MAX_STATEMENT_CHARS = 600      # a final statement is a sentence or two, not a page
+MAX_MENTIONS = 12              # more letters than that is a list of options, not a statement
+
+
+def read_statement(text: str, valid: str) -> Statement:
+    """The letters `text` (one line, already normalised) names, each negated, retracted, talked
+    about or asserted; whether it hedges between letters or corrects itself."""
+    text = text[-MAX_STATEMENT_CHARS:]
+    found: list[Mention] = []
+    for m in _LETTER.finditer(text):
+        if len(found) > MAX_MENTIONS:
+            return Statement(text, (), False, False)
+        letter = m.group(1)
+        if letter not in valid or (letter == "A" and ARTICLE_A.match(text, m.start())):
+            continue
+        found.append(Mention(letter, m.start(), m.end()))
+    mentions: list[Mention] = []
+    for n, m in enumerate(found):
+        # the clause before the letter: back to the previous letter or clause punctuation
+        lo = found[n - 1].end if n else 0
+        window = text[lo: m.start]
+        cut = list(CLAUSE_END.finditer(window))
+        clause = window[cut[-1].end():] if cut else window
+        negated = False
+        neg = list(NEGATION_BEFORE.finditer(clause))
+        if neg and not CORRECTION.search(clause, neg[-1].end()):
+            negated = True
+        after = text[m.end: m.end + 40]
+        if NEGATION_AFTER.match(after) and not CALLED_RIGHT.match(after):
+            negated = True
+        if not negated and mentions and (LIST_JOIN.fullmatch(window) or HEDGE.fullmatch(window)) \
+                and mentions[-1].negated and not CALLED_RIGHT.match(after):
+            negated = True  # "not A or B", "排除A、B、D", "而不是C或D"
+        talked = not negated and TALKED_ABOUT.match(after) is not None and not CALLED_RIGHT.match(after)
+        mentions.append(Mention(m.letter, m.start, m.end, negated, False, talked))
+    for n in range(len(mentions) - 2, -1, -1):  # "A and B are wrong": the negation after B covers A
+        m, nxt = mentions[n], mentions[n + 1]
+        joined = LIST_JOIN.fullmatch(text[m.end: nxt.start]) and re.search(r"[^\s,()\[\]]", text[m.end: nxt.start])
+        if not m.negated and nxt.negated and joined and NEGATION_AFTER.match(text, nxt.end):
+            # (a word or 、 joins them: "A, D değil" is "A, not D")
+            mentions[n] = Mention(m.letter, m.start, m.end, True, False, False)
+        elif not m.negated and not m.talked_about and nxt.talked_about and LIST_JOIN.fullmatch(text[m.end: nxt.start]):
+            mentions[n] = Mention(m.letter, m.start, m.end, False, False, True)  # "C and D are unrelated"
+    # a correction between two letters takes the earlier one back
+    out: list[Mention] = []
+    for n, m in enumerate(mentions):
+        retracted = any(later.asserted and later.letter != m.letter and CORRECTION.search(text[m.end: later.start])
+                        and not LIST_JOIN.fullmatch(text[m.end: later.start])
+                        for later in mentions[n + 1:])
+        out.append(Mention(m.letter, m.start, m.end, m.negated, retracted and not m.negated, m.talked_about))
+    hedged = any(a.asserted and b.asserted and a.letter != b.letter and HEDGE.fullmatch(text[a.end: b.start])
+                 for a, b in zip(out, out[1:]))
+    opens_corrected = bool(out) and CORRECTION.match(text.lstrip(" \t*-")) is not None \
+        and CORRECTION.match(text.lstrip(" \t*-")).end() <= out[0].start
+    corrected = any(m.retracted for m in out) or (opens_corrected and len({m.letter for m in out if m.asserted}) == 1)
+    return Statement(text, tuple(out), hedged, corrected)
+
+
+def final_sentences(line: str, valid: str) -> Statement | None:
+    """The statement of one line: its last sentence that names a letter, with the sentence
+    before it when it opens with a correction ("C? No, D.", "The answer is B. Wait, no: D.")."""
+    line = line[-MAX_STATEMENT_CHARS:]
+    cuts = [0] + [m.end() for m in SENTENCE_END.finditer(line)] + [len(line)]
+    sentences = [line[a:b] for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
+    for n in range(len(sentences) - 1, -1, -1):
+        statement = read_statement(sentences[n], valid)
+        if not statement.mentions:
+            continue
+        first = n
+        while first > 0 and CORRECTION.match(sentences[first].lstrip(" \t*-¿¡")) and n - first < 2:
+            first -= 1
+        return read_statement("".join(sentences[first: n + 1]), valid) if first < n else statement
+    return None
