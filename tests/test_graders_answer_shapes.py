@@ -1,0 +1,228 @@
+"""Issue 32, part A: the reading of a final answer written in prose.
+
+Two kinds of tests. The examples of the issue (and the shapes its brief names), each written by
+hand over a few lines of real GSM8K working. And the metamorphic generators of
+tests/answer_shapes.py: real GSM8K working with a generated final sentence, graded against
+invariants that hold whatever the sentence's unit, language or order (hypothesis draws them,
+seeded and bounded so that CI stays fast), and a labelled sweep over every shape and language.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import answer_shapes as shapes
+from evalsuite.graders import grade
+
+# a few lines of GSM8K's own working (test/0), before the final sentence
+WORKING = ("Janet sells 16 - 3 - 4 = 9 duck eggs a day.\n"
+           "She makes 9 * 2 = $18 every day at the farmer’s market.\n")
+
+
+def said(gold: str, response: str, kind: str | None = "numeric") -> bool | None:
+    return grade(gold, response, kind).equal
+
+
+def right(gold: str, sentence: str, working: str = WORKING) -> bool:
+    return said(gold, working + sentence) is True
+
+
+# --- every example of the issue (each failed on the graders before it) ---------------------------
+
+@pytest.mark.parametrize("sentence", ["The answer is 14 jars.", "The answer is 14 jars, not 12 jars."])
+def test_a_unit_after_the_number_is_a_unit_whatever_the_noun(sentence):
+    assert right("14", sentence)
+    assert right("14", sentence.replace("jars", "zorvels"))
+    assert not right("12", sentence)
+
+
+@pytest.mark.parametrize("sentence,stated,rejected", [
+    ("The answer is 14 jars, not 12 jars.", "14", "12"),
+    ("The total is 30 dollars, not 25.", "30", "25"),
+    ("Réponse : 7 livres, et non 9.", "7", "9"),
+    ("所以小明还剩15元，不是12元。", "15", "12"),       # the 是 inside 不是 is no answer cue
+    ("अतः उत्तर 14 है, 12 नहीं।", "14", "12"),         # Hindi: the negation follows the value
+    ("Die Antwort ist 14, nicht 12.", "14", "12"),
+    ("La respuesta es 14, no 12.", "14", "12"),
+])
+def test_the_asserted_value_of_a_contrast_is_the_answer_not_the_last_number(sentence, stated, rejected):
+    assert right(stated, sentence), sentence
+    assert not right(rejected, sentence), sentence
+
+
+def test_a_hedge_is_not_an_answer_and_no_normalisation_makes_a_number_the_response_did_not_write():
+    for gold in ("6", "8"):
+        assert not right(gold, "It is 6 or 8.")
+    for gold in ("2400", "2", "400"):
+        assert not right(gold, "Answer: 2 or 400")
+    assert said("2400", "2 or 400") is not True
+    assert said("2400", "2 and 400") is not True
+
+
+@pytest.mark.parametrize("sentence,gold", [("The answer is thirty-four.", "34"),
+                                           ("The answer is one hundred twenty.", "120")])
+def test_number_words_are_read_whole(sentence, gold):
+    assert right(gold, sentence)
+    assert not right(gold[-1], sentence) and not right("20", sentence.replace("one hundred ", ""))
+
+
+@pytest.mark.parametrize("response", ["इसलिए कुल 20 किताबें हैं।", "Επομένως, υπάρχουν 20 βιβλία.", "Итак, всего 20 книг.",
+                                      "ดังนั้น ทั้งหมดมี 20 เล่ม"])
+def test_any_script_is_prose_alone_or_after_working(response):
+    assert said("20", response) is True
+    assert right("20", response)
+    assert said("21", response) is not True
+
+
+def test_chat_template_debris_ends_the_response():
+    next_turn = "<|im_end|>\n<|im_start|>user\nJim has 3 cats and 9 dogs. How many pets does he have?"
+    assert right("14", "So Tom needs 14 jars." + next_turn)
+    assert not right("9", "So Tom needs 14 jars." + next_turn)
+    answered = "The answer is 14.\n<|im_start|>user\nAnd with 2 more jars?\n<|im_start|>assistant\nThe answer is 16."
+    assert right("14", answered) and not right("16", answered)
+
+
+# --- the shapes the brief names beside the issue's ---------------------------------------------
+
+@pytest.mark.parametrize("sentence", [
+    "$14", "The total is $14.", "It costs 14 €.", "It costs €14.", "**14**", "The answer is **14** jars.", "14 (fourteen)",
+    "fourteen (14)", "So she has a total of 14 jars.", "14 is the answer.", "The answer is 14. I hope this helps!",
+    "14? No wait — 16. Hmm, no: 14.", "Rather than 12, it's 14.", "It's 14 instead of 12.", "Not 12 but 14.",
+    "The answer is approximately 14.", "About 14 jars.", "The answer is fourteen.", "Ответ: четырнадцать.",
+    "La réponse est quatorze.", "Die Antwort ist vierzehn.", "La respuesta es catorce.", "答案是十四个。", "答えは十四個です。",
+    "所以一共有14个苹果。", "정답은 14개입니다.", "The answer is 14 cups of flour.", "So the answer is $14.00.",
+])
+def test_one_asserted_value_is_the_answer(sentence):
+    assert right("14", sentence), sentence
+    assert not right("12", sentence) and not right("16", sentence), sentence
+
+
+@pytest.mark.parametrize("sentence,gold", [
+    ("The answer is 25%.", "25"), ("Die Antwort ist 1.234,5 Euro.", "1234.5"), ("The answer is 1,234,567.", "1234567"),
+    ("La réponse est 1 234 567 euros.", "1234567"), ("Die Antwort ist 1'234 Franken.", "1234"),
+    ("उत्तर 12,34,567 रुपये है।", "1234567"), ("La respuesta es 2,5 litros.", "2.5"), ("The answer is -14.", "-14"),
+    ("The temperature is −14 degrees.", "-14"), ("所以一共有一百二十元。", "120"), ("答案是十五。", "15"),
+    ("Ответ: сто двадцать рублей.", "120"), ("La réponse est quatre-vingt-dix-sept.", "97"),
+    ("Die Antwort ist dreiundzwanzig Äpfel.", "23"), ("La respuesta es ciento veinte.", "120"),
+    ("The answer is ١٤.", "14"), ("उत्तर १४ है।", "14"), ("คำตอบคือ ๑๔ ชิ้น", "14"), ("答案是１４个。", "14"),
+    ("So she ends up with 2.5 million dollars.", "2500000"), ("所以共有3万人。", "30000"),
+])
+def test_numbers_in_other_conventions_scripts_and_words(sentence, gold):
+    assert right(gold, sentence), sentence
+    off = str(float(gold) + 1).removesuffix(".0")
+    assert not right(off, sentence), sentence
+
+
+@pytest.mark.parametrize("sentence", [
+    "The answer is 14 or 16.", "It is either 14 or 16.", "The answer is between 14 and 16.", "Somewhere from 14 to 16.",
+    "The answer is 14 jars and 16 jars.", "At least 14.", "The answer is more than 14.", "14 dollars and 50 cents",
+    "The answer is not 14.", "La réponse n'est pas 14.", "答案不是14。", "It's 14 or maybe 16 jars.",
+    "The answer is 14. Wait, no: it's 16.", "14? No wait — 16.",
+])
+def test_hedges_bounds_negations_and_corrections_never_accept_14(sentence):
+    assert not right("14", sentence), sentence
+
+
+# --- the metamorphic generators ----------------------------------------------------------------
+
+WORKINGS = shapes.load_workings()
+LANGUAGES = sorted(shapes.LANGS)
+FAST = settings(max_examples=60, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def case_of(rng: random.Random, shape: str, code: str) -> shapes.ShapeCase | None:
+    return shapes.make_case(rng, rng.choice(WORKINGS), code, shape)
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), code=st.sampled_from(LANGUAGES), shape=st.sampled_from(["unit", "unit-made-up"]))
+def test_the_same_answer_with_any_unit_gives_the_same_verdict(seed, code, shape):
+    # the same working, template and value (the same seed); only the unit differs
+    verdicts = set()
+    for k in range(3):
+        noun_rng = random.Random(seed * 7 + k)
+        unit = shapes.made_up_word(noun_rng, code) if shape == "unit-made-up" else shapes.pick_noun(noun_rng, shapes.LANGS[code])
+        rng = random.Random(seed)
+        case = shapes.make_case(rng, rng.choice(WORKINGS), code, shape, unit=unit)
+        verdict = said(case.gold, case.response) is True
+        assert verdict == case.equal, (case.gold, case.sentence)
+        verdicts.add(verdict)
+    assert len(verdicts) == 1
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), code=st.sampled_from(LANGUAGES))
+def test_gold_not_wrong_is_right_and_wrong_not_gold_is_wrong_in_both_orders(seed, code):
+    for shape, expected in (("contrast-gold-first", True), ("contrast-wrong-first", False),
+                            ("contrast-gold-last", True), ("contrast-wrong-last", False)):
+        case = case_of(random.Random(seed), shape, code)
+        assert case.equal is expected
+        assert (said(case.gold, case.response) is True) is expected, (shape, case.gold, case.sentence)
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), code=st.sampled_from(LANGUAGES))
+def test_any_hedge_between_two_values_is_not_right(seed, code):
+    case = case_of(random.Random(seed), "hedge", code)
+    assert said(case.gold, case.response) is not True, case.sentence
+    for value in __import__("re").findall(r"\d+(?:[.,]\d+)?", case.sentence):
+        assert said(value.replace(",", "."), case.response) is not True, (value, case.sentence)
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), code=st.sampled_from(LANGUAGES),
+       shape=st.sampled_from(["unit", "bare", "contrast-gold-first", "contrast-wrong-last", "hedge", "number-words"]),
+       debris=st.sampled_from(shapes.DEBRIS), other=st.integers(0, 10**6))
+def test_appending_template_debris_never_changes_the_verdict(seed, code, shape, debris, other):
+    case = case_of(random.Random(seed), shape, code)
+    if case is None:
+        return
+    continuation = debris.format(q=WORKINGS[other % len(WORKINGS)].question, n=case.gold)
+    assert said(case.gold, case.response + continuation) == said(case.gold, case.response), continuation
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), code=st.sampled_from(["ar", "hi", "th", "zh", "ja"]),
+       shape=st.sampled_from(["unit", "bare", "contrast-gold-first", "contrast-wrong-first"]))
+def test_digits_in_another_script_read_the_same(seed, code, shape):
+    import re
+    case = case_of(random.Random(seed), shape, code)
+    digits = shapes.LANGS[code].digits
+    own = case.sentence.translate(str.maketrans("0123456789", digits))
+    head = case.response[: len(case.response) - len(case.sentence)]
+    assert said(case.gold, head + own) == said(case.gold, case.response), own
+    assert (said(case.gold, head + own) is True) == case.equal, own
+    assert re.search(r"[0-9]", own) is None
+
+
+# shapes the graders do not read (docs/graders.md says why): only their false positives count
+NOT_READ = {("number-words", "ar"), ("number-words", "th"), ("number-words", "vi"), ("number-words", "id"),
+            ("number-words", "pl"), ("number-and-words", "ar"), ("number-and-words", "th"),
+            ("number-and-words", "vi"), ("number-and-words", "id"), ("number-and-words", "pl")}
+
+
+def test_every_generated_shape_in_every_language_is_graded_as_labelled():
+    cases = shapes.generate(seed=32, per_cell=3)
+    assert {c.language for c in cases} == set(shapes.LANGS) and len(shapes.LANGS) >= 10
+    assert {c.shape for c in cases} == set(shapes.SHAPES)
+    wrong = []
+    for case in cases:
+        verdict = grade(case.gold, case.response, "numeric")
+        if (verdict.equal is True) != case.equal and ((case.shape, case.language) not in NOT_READ or not case.equal):
+            wrong.append(f"[{case.shape}/{case.language}] {'+' if case.equal else '-'} {case.gold} vs {case.sentence!r} "
+                         f"-> {verdict.equal} {verdict.extracted!r} {verdict.reason[:80]}")
+    assert not wrong, "\n".join(wrong[:40])
+
+
+def test_the_generators_draw_units_from_the_data_not_from_the_graders():
+    import inspect
+    nouns = shapes.question_nouns()
+    assert len(nouns) >= 100 or shapes.gsm8k_path().exists() is False and len(nouns) >= 40
+    from evalsuite.graders import extract, math_answer, normalise
+    source = "".join(inspect.getsource(m) for m in (extract, normalise, math_answer))
+    listed = [n for n in nouns if f'"{n}"' in source or f"|{n}|" in source or f"{n}?|" in source]
+    assert not listed, listed
