@@ -588,7 +588,7 @@ def wrong_value(rng: random.Random, gold: str, working: str) -> str:
         options += [g - 1]
     if g > 4 and g % 2 == 0:
         options.append(g / 2)
-    options += [float(x) for x in numbers if x and float(x) != g] * 2
+    options += [float(x) for x in sorted(numbers) if x and float(x) != g] * 2  # sorted: the same cases under any hash seed
     for _ in range(20):
         w = rng.choice(options)
         if w != g and w >= 0:
@@ -735,9 +735,14 @@ def make_case(rng: random.Random, w: Working, code: str, shape: str, source: str
         raise ValueError(f"unknown shape {shape!r}")
     template = rng.choice(template_set)
     sentence = fill(template, lang, **parts)
-    if shape == "closing":
-        sentence += rng.choice([" ", "\n\n"]) + rng.choice(lang.closing)
-    response = working_text(rng, w) + rng.choice(["\n", "\n\n", "\n\n", " "]) + sentence
+    if shape == "closing":  # on the same line only after a full stop (Thai separates sentences by a space)
+        same_line = code == "th" or re.search(r"[.!?。।]$", sentence)
+        sentence += rng.choice([" ", "\n\n"] if same_line else ["\n", "\n\n"]) + rng.choice(lang.closing)
+    working = working_text(rng, w)
+    # the sentence starts a line, or follows the working in its paragraph after a full stop (a line
+    # of GSM8K working often has none: a sentence glued to it would be one run-on sentence)
+    joiners = ["\n", "\n\n", "\n\n"] + ([" "] if re.search(r"[.!?。]\s*$", working) else [])
+    response = working + rng.choice(joiners) + sentence
     if shape == "debris":
         other = rng.choice(load_workings(source))
         response += rng.choice(["", "\n"]) + rng.choice(DEBRIS).format(q=other.question, n=wrong)
