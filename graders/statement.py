@@ -114,14 +114,20 @@ def is_letter(ch: str) -> bool:
 
 def sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence: split after a character named FULL STOP, QUESTION MARK,
-    EXCLAMATION MARK or DANDA, and at line ends. A full stop between digits (2.5), or one not
-    followed by a space or the end (e.g.), splits nothing."""
+    EXCLAMATION MARK, DANDA or ELLIPSIS, at line ends, and after a semicolon followed by a space
+    outside brackets and maths. A full stop between digits (2.5), inside an abbreviation (i.e.)
+    or before a lower-case word, and LaTeX's '\\!', split nothing."""
     spans, start, n = [], 0, len(text)
     i = 0
     while i < n:
         ch = text[i]
-        if _char_kind(ch) == "end":
-            if ch == "." and not _full_stop_ends(text, i):
+        if ch in ";；؛" and i + 1 < len(text) and text[i + 1] in " \n" and not _inside_brackets(text[start:], i - start) \
+                and text[start:i].count("$") % 2 == 0:
+            if text[start:i + 1].strip():
+                spans.append((start, i + 1))
+            start = i + 1
+        elif _char_kind(ch) == "end":
+            if ch == "." and not _full_stop_ends(text, i) or ch == "!" and i and text[i - 1] == "\\":  # '\\!' spacing
                 i += 1
                 continue
             j = i + 1
@@ -143,7 +149,12 @@ def _full_stop_ends(text: str, i: int) -> bool:
     after = text[i + 1] if i + 1 < len(text) else ""
     if before.isdigit() and after.isdigit():
         return False  # 2.5
-    return after == "" or after.isspace() or after in "*_\"'”’»)）" or _char_kind(after) == "end"
+    if not (after == "" or after.isspace() or after in "*_\"'”’»)）" or _char_kind(after) == "end"):
+        return False  # 'e.g' inside a word, '3.x'
+    if re.search(r"(?:^|[\s(])[^\W\d_]\.[^\W\d_]$", text[max(0, i - 4):i]):
+        return False  # 'i.e.', 'e.g.', 'a.m.'
+    following = re.match(r"\s+(\S)", text[i + 1:i + 4])
+    return not (following and following.group(1).islower())  # 'approx. as', 'etc. and': an abbreviation
 
 
 # --- lexicons: function words, not nouns ---------------------------------------------------------
@@ -153,7 +164,7 @@ def _full_stop_ends(text: str, i: int) -> bool:
 NEGATE_BEFORE = (  # a negation that binds the value after it ("not 12", "不是12", "ليس 47")
     "not", "isn't", "isnt", "aren't", "wasn't", "weren't", "won't", "can't", "cannot", "doesn't", "don't", "didn't",
     "never", "rather than", "instead of", "as opposed to", "other than", "no longer",
-    "pas", "non", "jamais", "plutôt que", "au lieu de", "et non", "ni",
+    "pas", "non", "jamais", "plutôt que", "au lieu de", "et non",
     "nicht", "kein", "keine", "keinen", "statt", "anstatt", "anstelle von", "anstelle",
     "no", "nunca", "en lugar de", "en vez de", "não", "nao", "em vez de", "ao invés de", "em lugar de",
     "invece di", "anziché", "anzichè", "piuttosto che", "niet", "geen", "nooit", "in plaats van",
@@ -178,7 +189,7 @@ NEGATE_AFTER = (  # a negation that follows the value it binds ("12 नहीं
 )
 NOT_NEGATIONS = ("not only", "non seulement", "nicht nur", "no solo", "no sólo", "não só", "non solo", "niet alleen",
                  "не только", "nie tylko", "όχι μόνο", "ليس فقط", "~不仅", "~不僅", "~不只", "không chỉ", "bukan hanya", "tidak hanya")
-OR_WORDS = ("or", "ou", "oder", "o", "u", "ó", "oppure", "of", "или", "либо", "або", "lub", "albo", "czy", "veya", "ya da",
+OR_WORDS = ("or", "ou", "oder", "o", "u", "ó", "oppure", "или", "либо", "або", "lub", "albo", "czy", "veya", "ya da",
             "yahut", "ή", "أو", "या", "अथवा", "hoặc", "hay", "atau", "ataupun", "either", "soit", "entweder", "είτε", "إما",
             "~或", "~或者", "~还是", "~還是", "~或是", "~か", "~または", "~もしくは", "~あるいは", "~또는", "~혹은", "~หรือ", "~要么", "~要麼")
 RANGE_START = ("between", "entre", "zwischen", "tra", "fra", "между", "między", "μεταξύ", "بين", "antara", "tussen", "~ระหว่าง")
@@ -219,6 +230,38 @@ CORRECTION = ("wait", "no wait", "actually", "correction", "sorry", "oops", "i m
               "रुकिए", "माफ़", "माफ", "दरअसल", "khoan", "xin lỗi", "thực ra", "tunggu", "maaf", "sebenarnya",
               "~不对", "~不對", "~等一下", "~等等", "~更正", "~应该是", "~應該是", "~其实", "~其實", "~いや", "~待って", "~訂正", "~実は", "~いえ",
               "~아니", "~잠깐", "~정정", "~사실은", "~아니요", "~เดี๋ยว", "~แก้ไข", "~ที่ถูก")
+
+
+CONCLUDE = ("so", "therefore", "thus", "hence", "which means", "which makes", "that makes", "this means", "so that's",
+            "donc", "ainsi", "alors", "also", "daher", "deshalb", "somit", "folglich", "por lo tanto", "entonces", "así que",
+            "portanto", "então", "logo", "quindi", "perciò", "dunque", "dus", "daarom", "так что", "поэтому", "значит", "итак",
+            "więc", "zatem", "yani", "bu yüzden", "dolayısıyla", "άρα", "επομένως", "لذلك", "إذن", "وبالتالي", "इसलिए", "अतः",
+            "vì vậy", "do đó", "vậy", "jadi", "maka", "sehingga",
+            "~所以", "~因此", "~因而", "~于是", "~於是", "~だから", "~よって", "~したがって", "~つまり", "~따라서", "~그러므로", "~그래서",
+            "~ดังนั้น", "~เพราะฉะนั้น")
+# verbs that state a result ('5 boxes of 50 pencils make 250 pencils', 'After 3 hours she has walked 12 km'):
+# the values of the subject before them are its terms (languages that put the verb between)
+PREDICATE = ("is", "are", "was", "were", "will be", "would be", "equals", "equal", "makes", "make", "made", "gives", "give", "gave",
+             "totals", "total", "comes to", "come to", "amounts to", "adds up to", "sums to", "has", "have", "had", "gets", "got",
+             "needs", "costs", "cost", "earns", "earned", "pays", "paid", "spends", "spent", "weighs", "takes", "took",
+             "holds", "hold", "contains", "contain", "uses", "used", "sells", "sold", "buys", "bought", "saves", "saved",
+             "collects", "collected", "receives", "received", "eats", "ate", "bakes", "baked", "reads", "drives", "drove",
+             "runs", "ran", "walks", "walked", "travels", "traveled", "travelled", "covers", "covered",
+             "est", "sont", "était", "sera", "fait", "font", "donne", "donnent", "ont", "aura", "coûte", "faut",
+             "ist", "sind", "war", "wird", "macht", "ergibt", "ergeben", "hat", "haben", "kostet", "braucht", "beträgt", "gibt",
+             "es", "son", "era", "será", "hace", "hacen", "da", "dan", "tiene", "tienen", "cuesta", "necesita", "suma", "quedan",
+             "hay", "é", "são", "faz", "fazem", "dá", "tem", "têm", "custa", "precisa", "há", "è", "sono", "fa", "fanno", "ha",
+             "hanno", "costa", "servono", "zijn", "maakt", "geeft", "heeft", "hebben", "kost", "wordt", "равно", "равна",
+             "составляет", "составляют", "будет", "получается", "стоит", "jest", "są", "wynosi", "daje", "ma", "mają",
+             "kosztuje", "είναι", "κάνει", "κάνουν", "δίνει", "έχει", "έχουν", "κοστίζει", "adalah", "ialah", "menjadi",
+             "memiliki", "berjumlah", "là", "bằng", "يساوي", "لديه", "لديها", "~等于", "~等於", "~一共", "~总共", "~總共", "~共有")
+COMMENT = ("which", "which is", "that is", "i.e.", "namely", "ce qui", "c'est-à-dire", "was", "das heißt", "d.h.", "lo que",
+           "es decir", "o que", "ou seja", "il che", "cioè", "wat", "dat wil zeggen", "что", "то есть", "co", "czyli",
+           "yani", "δηλαδή", "το οποίο", "وهو", "أي", "जो", "यानी", "tức là", "yaitu", "yakni",
+           "~即", "~也就是", "~这比", "~つまり", "~すなわち", "~이는", "~즉", "~ซึ่ง", "~คือ")
+REASON = ("because", "since", "given that", "due to", "parce que", "puisque", "weil", "denn", "porque", "ya que", "pois",
+          "perché", "poiché", "omdat", "потому что", "так как", "ponieważ", "çünkü", "επειδή", "لأن", "क्योंकि", "vì", "karena",
+          "~因为", "~因為", "~왜냐하면", "~เพราะ")
 
 
 @lru_cache(maxsize=None)
@@ -272,7 +315,7 @@ NUMBER_RE = re.compile(
     r"|\d+/\d+(?!\d)"                                             # 3/4
     r"|\d+(?:[.,]\d+)?"                                           # 14, 2.5, 2,5
     r"|(?<!\d)\.\d+"                                              # .5
-    r")(?P<pct>\s?%)?")
+    r")(?P<pct>\s?\\?%)?")
 # a multiplier word right after a number: '3万' is 30000, '2 millions' 2000000 (never just 3 or 2)
 SCALE_WORDS = {
     "万": 10**4, "萬": 10**4, "亿": 10**8, "億": 10**8, "千": 10**3, "百": 100,
@@ -425,7 +468,7 @@ def plain_maths(text: str) -> str | None:
         return text
     out, pos = [], 0
     for m in MATH_SPAN_RE.finditer(text):
-        inner = next(g for g in m.groups() if g is not None).replace("{,}", ",").replace("\\!", "").replace("\\,", "")
+        inner = re.sub(r",\\!\s*", ",", next(g for g in m.groups() if g is not None)).replace("{,}", ",").replace("\\,", "")
         inner = re.sub(r"\\text\{\s*([^{}]*)\}", r" \1", inner).strip()
         frac = re.fullmatch(r"\\[dt]?frac\{(\d+)\}\{(\d+)\}", inner)
         if frac:
@@ -444,13 +487,17 @@ def clean(text: str) -> str:
     decimal comma): same length, so the positions of the values stay."""
     text = ascii_digits(text)
     text = "".join(chr(ord(c) - 0xFEE0) if "\uff01" <= c <= "\uff5e" and c not in "\uff04\uff0c" else c for c in text)
+    # LaTeX thousands written on purpose: 12{,}480, 10,\!080, 8\,076
+    text = re.sub(r"(?<=\d)(?:\{,\}|,\\!\s*)(?=\d{3})", ",", text)
+    text = re.sub(r"(?<=\d)\\,(?=\d{3})", " ", text)
 
     def emphasis(m: re.Match) -> str:
         before = text[: m.start()].rstrip()[-1:]
         after = text[m.end():].lstrip()[:1]
-        operator = m.group()[0] == "*" and len(m.group()) <= 2 and (before.isdigit() or before == ")") \
-            and (after.isdigit() or after == "(")
-        return m.group() if operator else " " * len(m.group())
+        spaced = text[m.start() - 1: m.start()] == " " and text[m.end(): m.end() + 1] == " "
+        operator = m.group()[0] == "*" and len(m.group()) <= 2 and (
+            spaced or (before.isdigit() or before == ")") and (after.isdigit() or after == "("))
+        return m.group() if operator else " " * len(m.group())  # ' * ' and '3*4' multiply; '*14*' is emphasis
     text = re.sub(r"\*+|(?<![^\W_])_+|_+(?![^\W_])|`+|^[ \t]*[#>]+|(?<=\n)[ \t]*[#>]+", emphasis, text)
     return text
 
@@ -470,11 +517,13 @@ def scan_digits(text: str) -> list[Value]:
             word = re.search(r"[^\W\d_]+$", text[: m.start()]).group()
             if not re.fullmatch(r"[A-Z][a-z]|[A-Z]{3}", word):
                 continue  # 'x2', 'B12', 'CO2': a name ('Rp9', 'Rs14', 'USD14': money)
+        if "," in m.group("num") and _inside_brackets(text, m.start()):
+            raise _Declined  # '(7,300)': a pair, never seven thousand three hundred
         value = number_value(m.group("num"))
         if value is None:
             continue
         if out and "/" in m.group("num") and 0 < value < 1 and out[-1].value.denominator == 1 and out[-1].value > 0 \
-                and text[out[-1].end:m.start()] == " " and not out[-1].unit:
+                and text[out[-1].end:m.start()] in (" ", "  ") and not out[-1].unit:
             whole = out.pop()  # '2 1/2': a mixed number
             value += whole.value
             m_start = whole.start
@@ -486,10 +535,12 @@ def scan_digits(text: str) -> list[Value]:
         if scale and scale.group(1).lower() in SCALE_WORDS:
             value *= SCALE_WORDS[scale.group(1).lower()]
             end = scale.end()
-        if m.group("sign"):
+        spaced_sign = not m.group("sign") and re.search(r"(?:^|[^\d)\s])\s*[-−]\s$", text[max(0, m_start - 4):m_start]) \
+            and not re.search(r"[\d)]\s*[-−]\s$", text[:m_start])
+        if m.group("sign") or spaced_sign:
             value = -value
         unit = _unit_after(text, end)
-        if not percent and re.match(r"\s*(?:percent|per\s?cent|pct)\b", text[end:end + 12], re.I):
+        if not percent and re.match(r"\s*(?:percent|per\s?cent|pct|percentage)\b", text[end:end + 14], re.I):
             percent = True
         dotted = re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", m.group("num"))
         alt = (-1 if m.group("sign") else 1) * int(m.group("num").replace(".", "")) if dotted and end == m.end() else None
@@ -498,6 +549,16 @@ def scan_digits(text: str) -> list[Value]:
         if len(out) > MAX_VALUES:
             break
     return out
+
+
+class _Declined(Exception):
+    """The statement holds maths the structure does not read."""
+
+
+def _inside_brackets(text: str, pos: int) -> bool:
+    before = text[:pos]
+    return before.count("(") > before.count(")") or before.count("[") > before.count("]") or \
+        before.count("{") > before.count("}")
 
 
 def _unit_after(text: str, end: int) -> str:
@@ -939,7 +1000,12 @@ def _mark_bounds(text: str, values: list[Value]) -> list[Value]:
     return out
 
 
-OPERATOR_GAP_RE = re.compile(r"[\s(（\[]*(?:[+*/×÷·=]|\s-\s|-(?=\s*\()|[xX]|\\times|\\cdot)[\s)）\]]*[$＄€£¥₹]?\s*[(（\[]*")
+# an operator between two values, with the unit of the first before it ('$1500/month * 12',
+# '200 hours * $50/hour = $10000')
+_UNIT_WORDS = r"(?:\s*/?\s*[^\W\d_]+){0,2}"
+OPERATOR_GAP_RE = re.compile(_UNIT_WORDS + r"[\s(（\[]*(?:\*\*|[+*/×÷·=^]|\s-\s|-(?=\s*\()|[xX]|\\times|\\cdot)"
+                             r"[\s)）\]]*[$＄€£¥₹]?\s*[(（\[]*")
+EQUALS_GAP_RE = re.compile(_UNIT_WORDS + r"\s*[)）\]]*\s*=\s*[$＄€£¥₹]?\s*")
 
 
 def _mark_alternatives(text: str, values: list[Value]) -> tuple[list[Value], bool]:
@@ -953,7 +1019,7 @@ def _mark_alternatives(text: str, values: list[Value]) -> tuple[list[Value], boo
         gap = text[a.end:b.start]
         if gap == "-" or gap == "‐":
             links.append("dash")   # '6-8': a range or a subtraction, never one value
-        elif "=" in gap and not re.search(r"[^\W\d_]{2,}", gap):
+        elif "=" in gap and (EQUALS_GAP_RE.fullmatch(gap) or not re.search(r"[^\W\d_]{2,}", gap)):
             links.append("eq")
         elif OPERATOR_GAP_RE.fullmatch(gap):
             links.append("op")
@@ -1007,9 +1073,16 @@ def read_statement(text: str, threshold_one: bool = True) -> Reading | None:
     if plain is None:
         return None
     plain = clean(plain)
-    if MATHS_RE.search(plain):
+    if MATHS_RE.search(plain) or re.search(r"\d[eE][+-]?\d|\d\s*:\s*\d|\|\s*[-−]?\d|\d\s*\||(?<![^\W\d_])\d+[a-zA-Z](?![^\W\d_])", plain):
+        return None  # variables, powers, LaTeX, '6.02e23', a ratio '6 : 7', '|-5|', '3x'
+    if re.search(r"\d!", plain) and not re.search(r"[^\W\d_]{2,}", plain):
+        return None  # '5!': a factorial, not an exclamation
+    if "\\" in plain and not re.search(r"\d", plain):
+        return None  # '\\text{five}': a word in maths mode is the maths readers' to read
+    try:
+        values = scan_digits(plain)
+    except _Declined:
         return None
-    values = scan_digits(plain)
     if len(values) > MAX_VALUES:
         return None
     taken = [(v.start, v.end) for v in values]
@@ -1023,6 +1096,7 @@ def read_statement(text: str, threshold_one: bool = True) -> Reading | None:
     values = _mark_bounds(plain, values)
     values = _mark_negations(plain, values)
     values = _mark_corrected(plain, values)
+    values = _mark_premises(plain, values)
     return Reading(decide(values), tuple(values), text)
 
 
@@ -1040,6 +1114,45 @@ def _correction_at(text: str, pos: int = 0) -> re.Match | None:
             if not after or _char_kind(after[0]) in ("clause", "end") or (words is CORRECTION and text[m.end():m.end() + 1] == " "):
                 return m
     return None
+
+
+def _opens_clause(text: str, m: re.Match) -> bool:
+    """A word opens a clause: at the start, after punctuation, 'and', or a space."""
+    before = text[: m.start()].rstrip(" ")
+    return not before or _char_kind(before[-1]) in ("clause", "end") or bool(re.search(r"(?:^|\s)(?:and|et|und|y|e|и|i|ve|و)$", before, re.I)) \
+        or text[m.start() - 1:m.start()] == " "
+
+
+def _mark_premises(text: str, values: list[Value]) -> list[Value]:
+    """'She pays $12 and gets $3 back, so she spent $9': values before the last conclusion word
+    ('so', 'donc', 'daher', 'поэтому', '所以') that opens a clause, with values after it, are
+    its premises (working). 'The answer is 9 because 8 × 9 + 19 = 91': values after a reason
+    word ('because', 'parce que', 'weil', '因为') that follows a value are its reasons."""
+    out = list(values)
+    last = None
+    for m in _find(CONCLUDE, text):
+        if _opens_clause(text, m) and any(v.start >= m.end() for v in values) and any(v.end <= m.start() for v in values):
+            last = m
+    if last is not None:
+        out = [replace(v, working=True) if v.end <= last.start() and not v.negated else v for v in out]
+    predicates = _find(PREDICATE, text)
+    for m in reversed(predicates):  # the last verb with the subject's values before it and one value after it
+        before = [v for v in out if v.end <= m.start() and not v.working]
+        after = {v.value for v in out if v.start >= m.end() and not (v.working or v.negated or v.bound or v.weak)}
+        first_verb = next((p for p in predicates if p.start() < (before[0].start if before else 0)), None)
+        if before and len(after) == 1 and first_verb is None and not any(v.alternative for v in out):
+            out = [replace(v, working=True) if v.end <= m.start() and not v.negated else v for v in out]
+            break
+    concluding = [(m.start(), m.end()) for m in _find(CONCLUDE, text)]
+    for words in (REASON, COMMENT):  # 'The answer is $12$, which is 3 more than 9.'
+        for m in _find(words, text):
+            if any(a <= m.start() < b for a, b in concluding) or not any(v.end <= m.start() and not v.working for v in out):
+                continue
+            if words is COMMENT and not _opens_clause(text, m):
+                continue
+            out = [replace(v, working=True) if v.start >= m.end() else v for v in out]
+            break
+    return out
 
 
 def _mark_corrected(text: str, values: list[Value]) -> list[Value]:
@@ -1063,6 +1176,9 @@ def decide(values: list[Value]) -> str:
     if len(alternatives) > 1:
         return "hedge"
     distinct = {v.value for v in strong}
+    plain = {v.value for v in strong if not v.percent}
+    if len(distinct) == 2 and any(v.percent and v.value / 100 in plain for v in strong):
+        distinct = plain  # '$\\frac{1}{2}$, i.e. 50%': one value twice
     if len(alternatives) == 1 and not distinct - alternatives:
         return "one" if distinct else "hedge"
     if len(distinct) == 1:
@@ -1088,6 +1204,9 @@ def read_final(text: str, threshold_one: bool = False) -> Reading | None:
     label and its words: number words not read) is the final statement: it gives none (kind
     'none'). None where the final sentence holds maths this structure does not read."""
     tail = text[-4 * MAX_STATEMENT:]
+    listed = OPTION_LINE_RE.findall(tail.rstrip().split("\n")[-1]) and _option_lines(tail)
+    if listed:
+        return listed
     spans = sentences(tail)
     rejected: set[Fraction] = set()
     skipped = 0
@@ -1127,6 +1246,26 @@ def read_final(text: str, threshold_one: bool = False) -> Reading | None:
     if rejected:
         return Reading("negated", (), tail[after_rejection or 0:])
     return None
+
+
+OPTION_LINE_RE = re.compile(r"^[ \t*>-]*\(?([A-Za-z])[).:：]\s*\S")
+
+
+def _option_lines(text: str) -> Reading | None:
+    """'A: 12\nB: 15\nC: 18\nD: 21': the last lines are options labelled by consecutive letters,
+    a list, not a statement of one value (several)."""
+    lines = [line for line in text.rstrip().split("\n") if line.strip()][-6:]
+    labels = [OPTION_LINE_RE.match(line) for line in lines]
+    run = []
+    for line, label in zip(reversed(lines), reversed(labels)):
+        if label is None or run and ord(label.group(1).upper()) != ord(run[-1][0]) - 1:
+            break
+        run.append((label.group(1).upper(), line))
+    if len(run) < 2:
+        return None
+    values = [v for _, line in run for v in (read_statement(line[OPTION_LINE_RE.match(line).end() - 1:]) or
+                                              Reading("none", (), "")).values]
+    return Reading("several", tuple(values), "\n".join(line for _, line in reversed(run)))
 
 
 def _answer_like(reading: Reading) -> bool:

@@ -62,11 +62,11 @@ def test_a_hedge_is_not_an_answer_and_no_normalisation_makes_a_number_the_respon
     assert said("2400", "2 and 400") is not True
 
 
-@pytest.mark.parametrize("sentence,gold", [("The answer is thirty-four.", "34"),
-                                           ("The answer is one hundred twenty.", "120")])
-def test_number_words_are_read_whole(sentence, gold):
+@pytest.mark.parametrize("sentence,gold,part", [("The answer is thirty-four.", "34", "4"),
+                                                ("The answer is one hundred twenty.", "120", "20")])
+def test_number_words_are_read_whole(sentence, gold, part):
     assert right(gold, sentence)
-    assert not right(gold[-1], sentence) and not right("20", sentence.replace("one hundred ", ""))
+    assert not right(part, sentence)  # the graders before read 4 and 20
 
 
 @pytest.mark.parametrize("response", ["इसलिए कुल 20 किताबें हैं।", "Επομένως, υπάρχουν 20 βιβλία.", "Итак, всего 20 книг.",
