@@ -14,12 +14,12 @@ from .extract import MATH_SPAN_RE, extract_answer, span_text
 from .normalise import normalise
 from .parse import ParseError
 
-# names that are maths, not words, when a gold or an answer is told from prose
+# names that are maths, not words, when a gold or an answer is told from prose (units are found by
+# their place after a value, normalise.split_unit, not listed here)
 MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "oo",
               "inf", "infty", "infinity", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-              "or", "and", "in", "cm", "mm", "km", "kg", "units", "degrees", "dollars", "cents",
-              "percent", "pct", "sum", "prod", "frac", "dfrac", "approx", "emptyset", "varnothing",
-              "mathbb", "cup", "cap", "cdot", "times", "left", "right", "text", "boxed"}
+              "or", "and", "in", "percent", "pct", "sum", "prod", "frac", "dfrac", "approx", "emptyset",
+              "varnothing", "mathbb", "cup", "cap", "cdot", "times", "left", "right", "text", "boxed"}
 GOLD_PERCENT_AFTER_BOX_RE = re.compile(r"\s*\$?\s*(?:\\?%|per\s?cent\b|percentage\b)", re.I)
 
 
