@@ -30,6 +30,7 @@ regexes are linear (no nested quantifiers).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .normalise import vulgar_fractions
@@ -508,7 +509,15 @@ def final_sentence(text: str) -> str:
 
 
 # a formula in words between two sides: '总价 = 单价 × 数量 = 12 × 8 = 96'
-WORD_FORMULA_RE = re.compile(r"\s*(?:[^\W\d_]{2,}|[\u3040-\u9fff]+)(?:\s*[×÷*/+\-−·]\s*(?:[^\W\d_]{2,}|[\u3040-\u9fff]+))+\s*")
+WORD_FORMULA_RE = re.compile(r"\s*[^\W\d_]+(?:\s*[×÷*/+\-−·]\s*[^\W\d_]+)+\s*")
+
+
+def _word_formula(text: str) -> bool:
+    """Words joined by operators ('单价 × 数量', 'price × count'): each a word of two letters or
+    more, or of a script without case (Unicode category Lo: one CJK character is a word)."""
+    if WORD_FORMULA_RE.fullmatch(text) is None:
+        return False
+    return all(len(w) >= 2 or unicodedata.category(w) == "Lo" for w in re.findall(r"[^\W\d_]+", text))
 ARITHMETIC_RE = re.compile(r"[\d\s.,+\-−*/×÷·()（）\[\]%$€£¥＄^]*")
 CHECK_SENTENCE_RE = re.compile(r"^\W*(?:check|verify|verification|检验|验证|检查|vérification|probe|проверка)", re.I)
 
@@ -531,7 +540,7 @@ def chain_value(text: str) -> str | None:
     for middle in sides[1:-1]:
         middle = middle.replace("**", "")
         arithmetic = re.search(r"\d", middle) and ARITHMETIC_RE.fullmatch(middle) is not None
-        if not arithmetic and WORD_FORMULA_RE.fullmatch(middle) is None:
+        if not arithmetic and not _word_formula(middle):
             return None
     first = sides[0].replace("**", "").rstrip()
     arithmetic = re.search(r"[\d.,+\-−*/×÷·()（）\[\]%$€£¥＄^! \t]*$", first).group()
@@ -541,7 +550,7 @@ def chain_value(text: str) -> str | None:
     # the last word before the arithmetic: a word of the sentence or a CJK label, never a
     # maths name ('x', '2x', 'f(x)', 'x_1', 'AB'), whose right side is not its value
     wordlike = bool(re.fullmatch(r"[^\W\d_]{2,}", token) and not re.fullmatch(r"[A-Z]{2,}", token)
-                    or re.search(r"[\u3040-\u9fff]$", token))
+                    or token and unicodedata.category(token[-1]) == "Lo")
     if token and not wordlike:
         return None
     if not re.search(r"\d", arithmetic) and not token:
@@ -694,7 +703,7 @@ CONNECTOR_WORDS = {"and", "or", ","}
 
 def _is_math_word(word: str, prev: str, nxt: str) -> bool:
     bare = word.strip(".,;:!?")
-    if not bare or bare == "|" or re.fullmatch(r"[a-zA-Z]\.[a-zA-Z]\.?", bare) or re.search(r"[\u3000-\u9fff]", bare):
+    if not bare or bare == "|" or re.fullmatch(r"[a-zA-Z]\.[a-zA-Z]\.?", bare) or any(unicodedata.category(c) == "Lo" for c in bare):
         return False
     if re.fullmatch(r"[A-Za-z]", bare):  # a lone letter is a variable, except the articles a/A/I
         if bare in ("a", "A", "I"):

@@ -80,7 +80,7 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
         if v.equal is not True and how in ("last-math", "last-number", "last-sentence"):
             # a word answer sits in the final sentence, not in the last formula or number
             lines = [line.strip() for line in response.strip().splitlines() if line.strip()]
-            if re.search(r"[A-Za-z\u4e00-\u9fff]{2,}", lines[-1]):
+            if re.search(r"[^\W\d_]{2,}", lines[-1]):
                 return grade_text(gold_text, lines[-1], "last-sentence")
         return v
     if kind == "numeric" and not re.search(r"\d|\\[a-zA-Z]", unicode_to_latex(answer)):

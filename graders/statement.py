@@ -486,7 +486,7 @@ def clean(text: str) -> str:
     full-width forms as ASCII (not '＄', money marked so by extract.py, nor '，', which is never a
     decimal comma): same length, so the positions of the values stay."""
     text = ascii_digits(text)
-    text = "".join(chr(ord(c) - 0xFEE0) if "\uff01" <= c <= "\uff5e" and c not in "\uff04\uff0c" else c for c in text)
+    text = "".join(_narrow(c) for c in text)
     # LaTeX thousands written on purpose: 12{,}480, 10,\!080, 8\,076
     text = re.sub(r"(?<=\d)(?:\{,\}|,\\!\s*)(?=\d{3})", ",", text)
     text = re.sub(r"(?<=\d)\\,(?=\d{3})", " ", text)
@@ -500,6 +500,16 @@ def clean(text: str) -> str:
         return m.group() if operator else " " * len(m.group())  # ' * ' and '3*4' multiply; '*14*' is emphasis
     text = re.sub(r"\*+|(?<![^\W_])_+|_+(?![^\W_])|`+|^[ \t]*[#>]+|(?<=\n)[ \t]*[#>]+", emphasis, text)
     return text
+
+
+@lru_cache(maxsize=4096)
+def _narrow(ch: str) -> str:
+    """A full-width form as its ASCII character (its Unicode decomposition is '<wide> …'), but
+    '＄' (money, marked so by extract.py) and '，' (never a decimal comma)."""
+    if ch in "\uff04\uff0c" or ch.isascii() or not unicodedata.decomposition(ch).startswith("<wide>"):
+        return ch
+    narrow = unicodedata.normalize("NFKC", ch)
+    return narrow if len(narrow) == 1 else ch
 
 
 def _words_between(text: str) -> int:
