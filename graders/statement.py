@@ -233,6 +233,9 @@ CORRECTION = ("wait", "no wait", "actually", "correction", "sorry", "oops", "i m
 
 
 CONCLUDE = ("so", "therefore", "thus", "hence", "which means", "which makes", "that makes", "this means", "so that's",
+            "making", "giving", "leaving", "for a total of", "totaling", "totalling", "resulting in", "which gives",
+            "bringing the total to", "soit", "ce qui fait", "ce qui donne", "lo que da", "lo que hace", "dando", "o que dá",
+            "totalizando", "il che fa", "per un totale di", "что составляет", "co daje", "wat neerkomt op",
             "donc", "ainsi", "alors", "also", "daher", "deshalb", "somit", "folglich", "por lo tanto", "entonces", "así que",
             "portanto", "então", "logo", "quindi", "perciò", "dunque", "dus", "daarom", "так что", "поэтому", "значит", "итак",
             "więc", "zatem", "yani", "bu yüzden", "dolayısıyla", "άρα", "επομένως", "لذلك", "إذن", "وبالتالي", "इसलिए", "अतः",
@@ -545,6 +548,9 @@ def scan_digits(text: str) -> list[Value]:
         if scale and scale.group(1).lower() in SCALE_WORDS:
             value *= SCALE_WORDS[scale.group(1).lower()]
             end = scale.end()
+        elif not percent and re.match(r"[kK](?![^\W\d_])", text[end:end + 2]):
+            value *= 1000  # '$70k'
+            end += 1
         spaced_sign = not m.group("sign") and re.search(r"(?:^|[^\d)\s])\s*[-−]\s$", text[max(0, m_start - 4):m_start]) \
             and not re.search(r"[\d)]\s*[-−]\s$", text[:m_start])
         if m.group("sign") or spaced_sign:
@@ -989,6 +995,11 @@ def _mark_negations(text: str, values: list[Value]) -> list[Value]:
                 pick = [i for i, v in enumerate(values) if a <= v.start and v.end <= m.start()
                         and _words_between(text[v.end:m.start()]) <= BIND_WORDS][-1:]
             negated.update(pick)
+    for i in sorted(negated):  # 'not 5 × 10 = 50': the negation takes the whole chain
+        j = i
+        while values[j].working and j + 1 < len(values) and not any(_char_kind(c) == "clause" for c in text[values[j].end:values[j + 1].start]):
+            j += 1
+            negated.add(j)
     return [replace(v, negated=True) if i in negated else v for i, v in enumerate(values)]
 
 
@@ -1036,6 +1047,7 @@ def _mark_alternatives(text: str, values: list[Value]) -> tuple[list[Value], boo
         else:
             links.append(None)
     i = 0
+    chains: list[int] = []  # the value of each equation chain
     while i < len(links):  # groups of values joined by operators
         if links[i] not in ("eq", "op"):
             i += 1
@@ -1049,7 +1061,11 @@ def _mark_alternatives(text: str, values: list[Value]) -> tuple[list[Value], boo
         last_eq = i + len(group) - 1 - group[::-1].index("eq")
         for k in range(i, last_eq + 1):
             out[k] = replace(out[k], working=True)
+        chains.append(last_eq + 1)
         i = j
+    # '… = 9, and she makes 9 × $2 = $18': the value of an earlier chain is a step to the last one's
+    for k in chains[:-1]:
+        out[k] = replace(out[k], working=True)
     for i, link in enumerate(links):
         a, b = values[i], values[i + 1]
         joined = link == "dash"
@@ -1075,6 +1091,24 @@ def _mark_alternatives(text: str, values: list[Value]) -> tuple[list[Value], boo
     return out, True
 
 
+PAREN_RE = re.compile(r"\(([^()]{1,200})\)|（([^（）]{1,200})）")
+
+
+def _aside(text: str) -> str:
+    """'She makes $18 (that's 9 eggs × $2).', '540 meters (3 sprints × 3 times × 60 meters)': a
+    bracketed computation after a value is its working; blanked (same length) when a value
+    stands before it outside brackets and it holds an operator but no 'or' and no negation."""
+    def blank(m: re.Match) -> str:
+        inner = m.group(1) or m.group(2)
+        before = text[: m.start()]
+        if not re.search(r"\d", before) or not re.search(r"\d\s*[^\W\d_]*\s*[×x*+/=÷·]\s*[$＄€£]?\s*\d|[×*÷=]", inner):
+            return m.group()
+        if _find(OR_WORDS, inner) or _find(NEGATE_BEFORE, inner) or _find(NEGATE_AFTER, inner):
+            return m.group()
+        return " " * len(m.group())
+    return PAREN_RE.sub(blank, text) if "(" in text or "（" in text else text
+
+
 def read_statement(text: str, threshold_one: bool = True) -> Reading | None:
     """The reading of one statement (a sentence, or the words after an answer cue); None where
     it holds maths this structure does not read (the maths readers decide then)."""
@@ -1082,8 +1116,8 @@ def read_statement(text: str, threshold_one: bool = True) -> Reading | None:
     plain = plain_maths(text)
     if plain is None:
         return None
-    plain = clean(plain)
-    if MATHS_RE.search(plain) or re.search(r"\d[eE][+-]?\d|\d\s*:\s*\d|\|\s*[-−]?\d|\d\s*\||(?<![^\W\d_])\d+[a-zA-Z](?![^\W\d_])", plain):
+    plain = _aside(clean(plain))
+    if MATHS_RE.search(plain) or re.search(r"\d[eE][+-]?\d|\d\s*:\s*\d|\|\s*[-−]?\d|\d\s*\||(?<![^\W\d_])\d+[a-jl-zA-JL-Z](?![^\W\d_])", plain):
         return None  # variables, powers, LaTeX, '6.02e23', a ratio '6 : 7', '|-5|', '3x'
     if re.search(r"\d!", plain) and not re.search(r"[^\W\d_]{2,}", plain):
         return None  # '5!': a factorial, not an exclamation
@@ -1152,6 +1186,12 @@ def _mark_premises(text: str, values: list[Value]) -> list[Value]:
         first_verb = next((p for p in predicates if p.start() < (before[0].start if before else 0)), None)
         if before and len(after) == 1 and first_verb is None and not any(v.alternative for v in out):
             out = [replace(v, working=True) if v.end <= m.start() and not v.negated else v for v in out]
+            break
+    for m in re.finditer(r"\s[—–]\s|\s-\s(?=[^\d])", text):  # 'There are 60 crayons in total — 5 boxes of 12.'
+        head = [v for v in out if v.end <= m.start() and not (v.working or v.negated or v.bound or v.alternative or v.weak)]
+        tail = [v for v in out if v.start >= m.end()]
+        if head and tail and not any(v.alternative or v.negated for v in tail) and not _find(CORRECTION, text[m.end():]):
+            out = [replace(v, working=True) if v.start >= m.end() else v for v in out]
             break
     concluding = [(m.start(), m.end()) for m in _find(CONCLUDE, text)]
     for words in (REASON, COMMENT):  # 'The answer is $12$, which is 3 more than 9.'
