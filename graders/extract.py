@@ -703,7 +703,9 @@ CONNECTOR_WORDS = {"and", "or", ","}
 
 def _is_math_word(word: str, prev: str, nxt: str) -> bool:
     bare = word.strip(".,;:!?")
-    if not bare or bare == "|" or re.fullmatch(r"[a-zA-Z]\.[a-zA-Z]\.?", bare) or any(unicodedata.category(c) == "Lo" for c in bare):
+    if not bare or bare == "|" or re.fullmatch(r"[a-zA-Z]\.[a-zA-Z]\.?", bare) \
+            or any(unicodedata.category(c) == "Lo" or not c.isascii() and unicodedata.category(c) == "Po" for c in bare):
+        # words of a script without case, or glued to its punctuation ('10。'): prose, not maths
         return False
     if re.fullmatch(r"[A-Za-z]", bare):  # a lone letter is a variable, except the articles a/A/I
         if bare in ("a", "A", "I"):

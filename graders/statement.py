@@ -1155,7 +1155,11 @@ def _correction_at(text: str, pos: int = 0) -> re.Match | None:
         m = _opens(words, text, pos)
         if m is not None:
             after = text[m.end(): m.end() + 3].lstrip(" ")
-            if not after or _char_kind(after[0]) in ("clause", "end") or (words is CORRECTION and text[m.end():m.end() + 1] == " "):
+            if not after or _char_kind(after[0]) in ("clause", "end"):
+                return m
+            # 'wait no', 'no wait': two of them; 'Wait times are 5 minutes' is no correction
+            nxt = len(text[m.end():]) - len(text[m.end():].lstrip(" "))
+            if nxt and (_opens(CORRECTION, text, m.end() + nxt) or _opens(NO_WORDS, text, m.end() + nxt)):
                 return m
     return None
 

@@ -1,5 +1,8 @@
-# A fresh batch written after the statement reader, graded before any change for it.
+"""issue32_fresh.jsonl: prose final sentences over GSM8K working, written by hand after
+graders/statement.py and graded before any change for them (docs/graders.md: first sight 89.3%).
+Run it after editing: python tests/grader_cases/make_issue32_fresh.py"""
 import json
+from pathlib import Path
 W1 = "Janet sells 16 - 3 - 4 = 9 duck eggs a day.\nShe makes 9 * 2 = $18 every day at the farmer’s market.\n"
 W2 = "He sprints 3*3=9 times\nSo he runs 9*60=540 meters\n"
 W3 = "The cost of the house and repairs came out to 80,000+50,000=$130,000\nSo he made a profit of 200,000-130,000=$70,000\n"
@@ -52,7 +55,7 @@ for g, w, s in [("18", W1, "She makes $9 a day, not $18."), ("18", W1, "So she m
                 ("60", W4, "She has 72 crayons.<|eot_id|>60"), ("60", W4, "She has 5 boxes and 12 crayons in each."),
                ]:
     add(g, w, s, False)
-with open("/work/wt/graders/tests/grader_cases/issue32_fresh.jsonl", "w", encoding="utf-8") as f:
+with open(Path(__file__).with_name("issue32_fresh.jsonl"), "w", encoding="utf-8") as f:
     for c in cases:
         f.write(json.dumps({k: v for k, v in c.items() if k != "note"}, ensure_ascii=False) + "\n")
 print(len(cases), sum(c["equal"] for c in cases))
