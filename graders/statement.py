@@ -258,6 +258,16 @@ PREDICATE = ("is", "are", "was", "were", "will be", "would be", "equals", "equal
              "составляет", "составляют", "будет", "получается", "стоит", "jest", "są", "wynosi", "daje", "ma", "mają",
              "kosztuje", "είναι", "κάνει", "κάνουν", "δίνει", "έχει", "έχουν", "κοστίζει", "adalah", "ialah", "menjadi",
              "memiliki", "berjumlah", "là", "bằng", "يساوي", "لديه", "لديها", "~等于", "~等於", "~一共", "~总共", "~總共", "~共有")
+# a preposition of time, extent or rate before a value ('covers 150 km in 2.5 hours', 'pays $64 for
+# 16 glasses', 'After 5 days, she has 35'), or a postposition after its unit ('2.5 घंटे में'):
+# beside one other value, the value it governs is a circumstance, not the answer
+ADJUNCT_BEFORE = ("in", "for", "after", "within", "per", "every", "each", "during", "en", "pour", "après", "pendant", "par",
+                  "dans", "für", "nach", "innerhalb", "pro", "je", "während", "por", "para", "después de", "durante", "cada",
+                  "em", "após", "depois de", "dopo", "ogni", "voor", "na", "binnen", "tijdens", "за", "через", "на",
+                  "в течение", "после", "w", "po", "przez", "σε", "για", "μετά από", "ανά", "في", "خلال", "بعد", "لكل",
+                  "प्रति", "trong", "sau", "cho", "mỗi", "dalam", "selama", "setelah", "untuk", "setiap",
+                  "~在", "~用", "~每", "~ใน", "~สำหรับ", "~หลังจาก", "~ต่อ")
+ADJUNCT_AFTER = ("में", "के लिए", "के बाद", "~内", "~以内", "~之内", "~后", "~後", "~동안", "~후에", "~만에")
 COMMENT = ("which", "which is", "that is", "i.e.", "namely", "ce qui", "c'est-à-dire", "was", "das heißt", "d.h.", "lo que",
            "es decir", "o que", "ou seja", "il che", "cioè", "wat", "dat wil zeggen", "что", "то есть", "co", "czyli",
            "yani", "δηλαδή", "το οποίο", "وهو", "أي", "जो", "यानी", "tức là", "yaitu", "yakni",
@@ -270,7 +280,7 @@ REASON = ("because", "since", "given that", "due to", "parce que", "puisque", "w
 @lru_cache(maxsize=None)
 def _lexicon_re(words: tuple[str, ...]) -> re.Pattern:
     """One pattern for a lexicon, longest entries first (boundaries: see _find)."""
-    ordered = sorted({w.removeprefix("~") for w in words}, key=len, reverse=True)
+    ordered = sorted({w.removeprefix("~") for w in words}, key=lambda w: (-len(w), w))  # the same under any hash seed
     return re.compile("|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), re.I)
 
 
@@ -1141,7 +1151,31 @@ def read_statement(text: str, threshold_one: bool = True) -> Reading | None:
     values = _mark_negations(plain, values)
     values = _mark_corrected(plain, values)
     values = _mark_premises(plain, values)
+    values = _mark_adjuncts(plain, values)
     return Reading(decide(values), tuple(values), text)
+
+
+def _mark_adjuncts(text: str, values: list[Value]) -> list[Value]:
+    """Two or more values asserted, all but one governed by a preposition of time, extent or rate
+    ('The train covers 150 km in 2.5 hours.'): those are circumstances (working). Otherwise the
+    values stay as they are: several values with no such word are several answers."""
+    strong = [i for i, v in enumerate(values) if not (v.negated or v.bound or v.alternative or v.working or v.weak)]
+    if len({values[i].value for i in strong}) < 2:
+        return values
+    befores, afters = _find(ADJUNCT_BEFORE, text), _find(ADJUNCT_AFTER, text)
+    governed = set()
+    for i in strong:
+        v = values[i]
+        if any(m.end() <= v.start and not re.sub(r"[\s$＄€£¥₹]", "", text[m.end():v.start]) for m in befores[-8:]):
+            governed.add(i)
+            continue
+        tail_from = v.end + len(v.unit) + (1 if text[v.end:v.end + 1] == " " else 0)
+        if any(v.end <= m.start() <= tail_from + 1 and not text[tail_from:m.start()].strip() for m in afters):
+            governed.add(i)
+    rest = {values[i].value for i in strong if i not in governed}
+    if len(rest) != 1 or not governed:
+        return values
+    return [replace(v, working=True) if i in governed else v for i, v in enumerate(values)]
 
 
 NO_WORDS = ("no", "non", "nein", "nee", "não", "нет", "nie", "όχι", "hayır", "لا", "नहीं", "không", "bukan", "tidak",
@@ -1277,6 +1311,8 @@ def read_final(text: str, threshold_one: bool = False) -> Reading | None:
             return Reading("none", (), last_closing) if skipped_weak else None
         if after_rejection is not None and "\n" in tail[start:after_rejection]:
             return Reading("negated", (), tail[after_rejection:])  # the rejection opened its own line
+        if reading.kind == "none" and not any(is_letter(c) or c.isdigit() for c in sentence):
+            continue  # '**', '😊', '---': marks, no sentence
         if reading.kind == "none":
             if skipped >= 2 or re.search(r"[:：]\s*[^\W\d_]", sentence) or after_rejection is not None:
                 return Reading("none", (), sentence)
