@@ -294,6 +294,8 @@ def _from_reading(reading: Reading, how: str) -> Extraction | None:
     if reading.kind == "negated":
         return Extraction(shown, how, refusal=f"the statement only rejects values ({reading.note}): {shown!r}",
                           note=reading.note)
+    if reading.kind == "question":
+        return Extraction(shown, how, refusal=f"the final sentence asks, it does not answer: {shown!r}")
     return None
 
 

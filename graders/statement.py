@@ -271,7 +271,7 @@ ADJUNCT_AFTER = ("में", "के लिए", "के बाद", "~内", "~
 COMMENT = ("which", "which is", "that is", "i.e.", "namely", "ce qui", "c'est-à-dire", "was", "das heißt", "d.h.", "lo que",
            "es decir", "o que", "ou seja", "il che", "cioè", "wat", "dat wil zeggen", "что", "то есть", "co", "czyli",
            "yani", "δηλαδή", "το οποίο", "وهو", "أي", "जो", "यानी", "tức là", "yaitu", "yakni",
-           "~即", "~也就是", "~这比", "~つまり", "~すなわち", "~이는", "~즉", "~ซึ่ง", "~คือ")
+           "~即", "~也就是", "~这比", "~つまり", "~すなわち", "~이는", "~즉", "~ซึ่ง")
 REASON = ("because", "since", "given that", "due to", "parce que", "puisque", "weil", "denn", "porque", "ya que", "pois",
           "perché", "poiché", "omdat", "потому что", "так как", "ponieważ", "çünkü", "επειδή", "لأن", "क्योंकि", "vì", "karena",
           "~因为", "~因為", "~왜냐하면", "~เพราะ")
@@ -415,7 +415,8 @@ class Value:
 
 @dataclass(frozen=True)
 class Reading:
-    """What a statement gives: kind is one of 'one', 'several', 'hedge', 'bound', 'negated', 'none'."""
+    """What a statement gives: kind is one of 'one', 'several', 'hedge', 'bound', 'negated',
+    'question' (a final sentence that asks: 'Is the answer 14?'), 'none'."""
 
     kind: str
     values: tuple[Value, ...]
@@ -1020,8 +1021,10 @@ def _mark_bounds(text: str, values: list[Value]) -> list[Value]:
     clauses = _clauses(text)
     for k, v in enumerate(values):
         lo = max(_clause_of(clauses, v.start)[0], values[k - 1].end if k else 0)
-        # 'at least 14', 'على الأقل إلى 14', '至少需要14': the bound word at most two words before
-        before = any(lo <= m.start() and m.end() <= v.start and _words_between(text[m.end():v.start]) <= 2 for m in starts)
+        # 'at least 14', 'على الأقل إلى 14', '至少需要14': a bound phrase at most two words before, a single
+        # word right before ('over 14'; '12 left over after giving 2 away' bounds nothing)
+        before = any(lo <= m.start() and m.end() <= v.start and _words_between(text[m.end():v.start]) <= (
+            2 if " " in m.group().strip() or not m.group()[:1].isascii() else 0) for m in starts)
         tail_from = v.end + len(v.unit) + (1 if text[v.end:v.end + 1] == " " else 0)
         after = any(v.end <= m.start() <= tail_from + 1 and not text[tail_from:m.start()].strip(" ")
                     or (m.start() == v.end and m.group() in "多余餘") for m in ends)
@@ -1198,11 +1201,12 @@ def _correction_at(text: str, pos: int = 0) -> re.Match | None:
     return None
 
 
-def _opens_clause(text: str, m: re.Match) -> bool:
-    """A word opens a clause: at the start, after punctuation, 'and', or a space."""
+def _opens_clause(text: str, m: re.Match, loose: bool = False) -> bool:
+    """A word opens a clause: at the start, after punctuation or 'and' ('…, so she spent $9',
+    'and so'); `loose`: after any space too."""
     before = text[: m.start()].rstrip(" ")
-    return not before or _char_kind(before[-1]) in ("clause", "end") or bool(re.search(r"(?:^|\s)(?:and|et|und|y|e|и|i|ve|و)$", before, re.I)) \
-        or text[m.start() - 1:m.start()] == " "
+    return not before or _char_kind(before[-1]) in ("clause", "end") or unicodedata.category(m.group()[0]) == "Lo" \
+        or bool(re.search(r"(?:^|\s)(?:and|et|und|y|e|и|i|ve|و)$", before, re.I)) or loose and text[m.start() - 1:m.start()] == " "
 
 
 def _mark_premises(text: str, values: list[Value]) -> list[Value]:
@@ -1236,7 +1240,7 @@ def _mark_premises(text: str, values: list[Value]) -> list[Value]:
         for m in _find(words, text):
             if any(a <= m.start() < b for a, b in concluding) or not any(v.end <= m.start() and not v.working for v in out):
                 continue
-            if words is COMMENT and not _opens_clause(text, m):
+            if words is COMMENT and not _opens_clause(text, m, loose=True):
                 continue
             out = [replace(v, working=True) if v.start >= m.end() else v for v in out]
             break
@@ -1332,6 +1336,8 @@ def read_final(text: str, threshold_one: bool = False) -> Reading | None:
             return Reading("negated", reading.values, sentence)
         if reading.kind == "negated":
             return reading
+        if reading.kind == "one" and _asks(sentence):
+            return Reading("question", reading.values, sentence)  # 'Is the answer 14?' asserts nothing
         return reading
     if rejected:
         return Reading("negated", (), tail[after_rejection or 0:])
@@ -1356,6 +1362,12 @@ def _option_lines(text: str) -> Reading | None:
     values = [v for _, line in run for v in (read_statement(line[OPTION_LINE_RE.match(line).end() - 1:]) or
                                               Reading("none", (), "")).values]
     return Reading("several", tuple(values), "\n".join(line for _, line in reversed(run)))
+
+
+def _asks(sentence: str) -> bool:
+    """The sentence ends with a question mark (a character so named, in any script)."""
+    end = sentence.rstrip(" \t\n\"'”’»)）*_")[-1:]
+    return bool(end) and "QUESTION MARK" in unicodedata.name(end, "")
 
 
 def _answer_like(reading: Reading) -> bool:
