@@ -153,6 +153,8 @@ def _full_stop_ends(text: str, i: int) -> bool:
         return False  # 'e.g' inside a word, '3.x'
     if re.search(r"(?:^|[\s(])[^\W\d_]\.[^\W\d_]$", text[max(0, i - 4):i]):
         return False  # 'i.e.', 'e.g.', 'a.m.'
+    if re.search(r"(?:^|[\s(])(?:Mrs|[A-Z][a-z])$", text[max(0, i - 4):i]) and re.match(r"\s+[A-Z]", text[i + 1:i + 3]):
+        return False  # 'Mr. Sylas', 'Dr. Lee': a title before a name ('box B. Het …' ends a sentence)
     following = re.match(r"\s+(\S)", text[i + 1:i + 4])
     return not (following and following.group(1).islower())  # 'approx. as', 'etc. and': an abbreviation
 
@@ -233,7 +235,7 @@ CORRECTION = ("wait", "no wait", "actually", "correction", "sorry", "oops", "i m
 
 
 CONCLUDE = ("so", "therefore", "thus", "hence", "which means", "which makes", "that makes", "this means", "so that's",
-            "making", "giving", "leaving", "for a total of", "totaling", "totalling", "resulting in", "which gives",
+            "thereby", "making", "giving", "leaving", "for a total of", "totaling", "totalling", "resulting in", "which gives",
             "bringing the total to", "soit", "ce qui fait", "ce qui donne", "lo que da", "lo que hace", "dando", "o que dá",
             "totalizando", "il che fa", "per un totale di", "что составляет", "co daje", "wat neerkomt op",
             "donc", "ainsi", "alors", "also", "daher", "deshalb", "somit", "folglich", "por lo tanto", "entonces", "así que",
@@ -1037,8 +1039,9 @@ def _mark_bounds(text: str, values: list[Value]) -> list[Value]:
 # an operator between two values, with the unit of the first before it ('$1500/month * 12',
 # '200 hours * $50/hour = $10000')
 _UNIT_WORDS = r"(?:\s*/?\s*[^\W\d_]+){0,2}"
-OPERATOR_GAP_RE = re.compile(_UNIT_WORDS + r"[\s(（\[]*(?:\*\*|[+*/×÷·=^]|\s-\s|-(?=\s*\()|[xX]|\\times|\\cdot)"
+OPERATOR_GAP_RE = re.compile(_UNIT_WORDS + r"[\s(（\[]*(?:\*\*|[+*/×÷·=^<>≤≥]|\s-\s|-(?=\s*\()|[xX]|\\times|\\cdot)"
                              r"[\s)）\]]*[$＄€£¥₹]?\s*[(（\[]*")
+DASH_GAP_RE = re.compile(r"\s?[-‐–—−]\s?[$＄€£¥₹]?")
 EQUALS_GAP_RE = re.compile(_UNIT_WORDS + r"\s*[)）\]]*\s*=\s*[$＄€£¥₹]?\s*")
 
 
@@ -1051,8 +1054,8 @@ def _mark_alternatives(text: str, values: list[Value]) -> tuple[list[Value], boo
     links = []
     for a, b in zip(values, values[1:]):
         gap = text[a.end:b.start]
-        if gap == "-" or gap == "‐":
-            links.append("dash")   # '6-8': a range or a subtraction, never one value
+        if DASH_GAP_RE.fullmatch(gap):
+            links.append("dash")   # '6-8', '6 – 8': a range, or a subtraction in a chain ('22 – 7 = 15')
         elif "=" in gap and (EQUALS_GAP_RE.fullmatch(gap) or not re.search(r"[^\W\d_]{2,}", gap)):
             links.append("eq")
         elif OPERATOR_GAP_RE.fullmatch(gap):
@@ -1060,7 +1063,15 @@ def _mark_alternatives(text: str, values: list[Value]) -> tuple[list[Value], boo
         else:
             links.append(None)
     i = 0
-    chains: list[int] = []  # the value of each equation chain
+    while i < len(links):  # a dash inside an equation chain subtracts
+        j = i
+        while j < len(links) and links[j] in ("eq", "op", "dash"):
+            j += 1
+        if "eq" in links[i:j]:
+            links[i:j] = ["op" if link == "dash" else link for link in links[i:j]]
+        i = max(j, i + 1)
+    i = 0
+    chains: list[tuple[int, int]] = []  # (first term, value) of each equation chain
     while i < len(links):  # groups of values joined by operators
         if links[i] not in ("eq", "op"):
             i += 1
@@ -1074,11 +1085,19 @@ def _mark_alternatives(text: str, values: list[Value]) -> tuple[list[Value], boo
         last_eq = i + len(group) - 1 - group[::-1].index("eq")
         for k in range(i, last_eq + 1):
             out[k] = replace(out[k], working=True)
-        chains.append(last_eq + 1)
+        chains.append((i, last_eq + 1))
         i = j
-    # '… = 9, and she makes 9 × $2 = $18': the value of an earlier chain is a step to the last one's
-    for k in chains[:-1]:
-        out[k] = replace(out[k], working=True)
+    # 'Janet sells 16 - 3 - 4 = 9 eggs, and she makes 9 × $2 = $18', 'There are 12 eggs in 1 dozen
+    # and she'll eat 84 eggs so that's 84/12 = 7': the last chain's value is what the statement
+    # computes; the values before that chain (an earlier chain's value too) are its premises
+    if chains:
+        first = chains[-1][0]
+        # not across a reason, a comment or a negation ('The answer is 60, not 5 × 10 = 50.')
+        asides = [m.end() for words in (REASON, COMMENT, NEGATE_BEFORE) for m in _find(words, text) if m.end() <= values[first].start]
+        floor = max(asides, default=-1)
+        for k in range(first):
+            if not out[k].negated and out[k].start > floor:
+                out[k] = replace(out[k], working=True)
     for i, link in enumerate(links):
         a, b = values[i], values[i + 1]
         joined = link == "dash"
@@ -1217,7 +1236,9 @@ def _mark_premises(text: str, values: list[Value]) -> list[Value]:
     out = list(values)
     last = None
     for m in _find(CONCLUDE, text):
-        if _opens_clause(text, m) and any(v.start >= m.end() for v in values) and any(v.end <= m.start() for v in values):
+        loose = not m.group().lower().endswith(("ing", "ndo", "resulting in"))  # 'after giving 2 away' concludes nothing
+        if _opens_clause(text, m, loose=loose) and any(v.start >= m.end() for v in values) \
+                and any(v.end <= m.start() for v in values):
             last = m
     if last is not None:
         out = [replace(v, working=True) if v.end <= last.start() and not v.negated else v for v in out]
