@@ -1339,7 +1339,10 @@ def read_final(text: str, threshold_one: bool = False) -> Reading | None:
         if reading.kind == "none" and not any(is_letter(c) or c.isdigit() for c in sentence):
             continue  # '**', '😊', '---': marks, no sentence
         if reading.kind == "none":
-            if skipped >= 2 or re.search(r"[:：]\s*[^\W\d_]", sentence) or after_rejection is not None:
+            # a label and words ('Đáp số: …') or a conclusion ('따라서 모두 열네 개입니다.') is an answer in
+            # words not read, not a closing: the working before it is not taken for it
+            if skipped >= 2 or re.search(r"[:：]\s*[^\W\d_]", sentence) or after_rejection is not None \
+                    or _find(CONCLUDE, sentence):
                 return Reading("none", (), sentence)
             skipped += 1
             last_closing = sentence

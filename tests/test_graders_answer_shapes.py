@@ -285,6 +285,10 @@ def test_no_normalisation_glues_a_list_into_a_number():
     ("The probability is $\\frac{1}{2}$, i.e. 50%.", "1/2", True),
     # a title is no sentence end; a single letter before a full stop is
     ("There are 192 cows after Mr. Sylas adds four into each stall.", "192", True),
+    # a closing after the answer is passed over; an answer in words that are not read is not
+    ("She has 14 jars.\n\nI hope this helps!", "14", True),
+    ("Tom has 3 boxes.\n따라서 모두 열네 개입니다.", "3", False),
+    ("Tom has 3 boxes.\nĐáp số: tám hộp", "3", False),
 ])
 def test_the_structure_decides(sentence, gold, expected):
     assert (said(gold, sentence) is True) is expected, sentence
