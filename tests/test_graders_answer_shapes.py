@@ -302,3 +302,22 @@ def test_each_refusal_says_why():
     assert "rejects" in reasons["The answer is not 14."]
     assert "asks" in reasons["Is it 14?"]
     assert "no value read" in reasons["따라서 모두 열네 개입니다."]  # Korean number words are not read
+
+
+def test_the_issue32_batches_are_what_their_scripts_write_and_have_no_false_positive():
+    import importlib.util
+    import json
+    folder = shapes.REPO / "tests" / "grader_cases"
+    for name in ("issue32_fresh", "issue32_fresh2"):
+        path = folder / f"{name}.jsonl"
+        before = path.read_text(encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(f"make_{name}", folder / f"make_{name}.py")
+        make = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(make)
+        assert make.build() == before, f"run tests/grader_cases/make_{name}.py"
+        rows = [json.loads(line) for line in before.splitlines() if line.strip()]
+        said_ = [grade(r["gold"], r["response"]).equal is True for r in rows]
+        false_positives = [r["response"][-80:] for r, s in zip(rows, said_) if s and not r["equal"]]
+        false_negatives = [r["response"][-80:] for r, s in zip(rows, said_) if r["equal"] and not s]
+        assert not false_positives, false_positives
+        assert len(false_negatives) <= 0.03 * len(rows), false_negatives

@@ -55,7 +55,13 @@ for g, w, s in [("18", W1, "She makes $9 a day, not $18."), ("18", W1, "So she m
                 ("60", W4, "She has 72 crayons.<|eot_id|>60"), ("60", W4, "She has 5 boxes and 12 crayons in each."),
                ]:
     add(g, w, s, False)
-with open(Path(__file__).with_name("issue32_fresh.jsonl"), "w", encoding="utf-8") as f:
-    for c in cases:
-        f.write(json.dumps({k: v for k, v in c.items() if k != "note"}, ensure_ascii=False) + "\n")
-print(len(cases), sum(c["equal"] for c in cases))
+OUT = Path(__file__).with_name("issue32_fresh.jsonl")
+
+
+def build() -> str:
+    return "".join(json.dumps({k: v for k, v in c.items() if k != "note"}, ensure_ascii=False) + "\n" for c in cases)
+
+
+if __name__ == "__main__":
+    OUT.write_text(build(), encoding="utf-8")
+    print(len(cases), sum(c["equal"] for c in cases))

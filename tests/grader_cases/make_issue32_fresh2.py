@@ -87,7 +87,13 @@ for ending, gold, eq in [("The train travels 150 km.", "150", True), ("So the di
                          ("The train travels 150 km or 93 miles.", "150", False),
                          ("The train travels 2.5 hours.", "150", False)]:
     add(gold, TRAIN + ending, eq)
-with open(Path(__file__).with_name("issue32_fresh2.jsonl"), "w", encoding="utf-8") as f:
-    for c in cases:
-        f.write(json.dumps(c, ensure_ascii=False) + "\n")
-print(len(cases), sum(c["equal"] for c in cases))
+OUT = Path(__file__).with_name("issue32_fresh2.jsonl")
+
+
+def build() -> str:
+    return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases)
+
+
+if __name__ == "__main__":
+    OUT.write_text(build(), encoding="utf-8")
+    print(len(cases), sum(c["equal"] for c in cases))
