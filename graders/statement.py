@@ -1,14 +1,16 @@
 """The reading of a final statement in prose: one structure in every language.
 
 A final answer written as a sentence ("So Tom needs 14 jars, not 12.", "答案是15元，不是12元。",
-"अतः उत्तर 14 है, 12 नहीं।", "Es sind entweder 6 oder 8.") is read into a `Statement`: its
+"अतः उत्तर 14 है, 12 नहीं।", "Es sind entweder 6 oder 8.") is read into a `Reading`: its
 candidate values -- numbers in any digit script and in the usual conventions (`1,234.5`,
 `1.234,5`, `1 234`, `1'234`, `12,34,567`), number words (text2num for English, French, German,
-Spanish, Italian, Portuguese and Dutch; the grammars below for Russian, Polish, Indonesian and
-Chinese/Japanese numerals) -- each with the words around it: its unit (the letters after it, by
-Unicode category, whatever they spell), whether a negation binds it ("not 12", "12 नहीं",
-"12ではなく"), whether it is bounded ("at least 14") and whether it is one of an "or" list or a
-range ("6 or 8", "between 6 and 8"). `decide` then says what the statement gives:
+Spanish, Italian, Portuguese and Dutch; the grammars below for Russian, Polish, Indonesian,
+Arabic, Vietnamese, Thai and Chinese/Japanese numerals) -- each with the words around it: its
+unit (the letters after it, by Unicode category, whatever they spell), whether a negation binds
+it ("not 12", "12 नहीं", "12ではなく"), whether it is bounded ("at least 14"), whether it is one
+of an "or" list or a range ("6 or 8", "between 6 and 8"), and whether it is working rather than
+the answer (a term of an equation chain, a premise before "so", a reason after "because", a
+circumstance "in 2.5 hours"). `decide` then says what the statement gives:
 
   one asserted value             -> that value
   a negated value                -> never counts
@@ -19,11 +21,13 @@ range ("6 or 8", "between 6 and 8"). `decide` then says what the statement gives
 
 Where the structure is unclear -- maths beyond plain numbers (variables, LaTeX, an expression
 without its value) -- `read_statement` declines (None) and the maths readers of extract.py decide.
+`read_final` finds a response's final statement, `corrected_after` a later correction of it.
 Sentences are split by Unicode punctuation (a character named FULL STOP, QUESTION MARK,
-EXCLAMATION MARK or DANDA), letters and digits are told by their Unicode category: no list of
-scripts, no list of nouns. The lexicons below are function words (negations, "or", bounds,
-corrections) of the languages the packs serve. Pure string work, bounded: statements of at most
-MAX_STATEMENT characters, every regex linear.
+EXCLAMATION MARK, DANDA or ELLIPSIS), letters and digits are told by their Unicode category: no
+list of scripts, no list of nouns. The lexicons below are function words (negations, "or",
+bounds, conclusions, corrections) of the languages the packs serve. Pure string work, bounded:
+statements of at most MAX_STATEMENT characters, at most MAX_VALUES values, every regex linear.
+docs/graders.md ("The reading of a final statement") says what is read and what is not.
 """
 from __future__ import annotations
 
@@ -473,7 +477,6 @@ class Reading:
 MATHS_RE = re.compile(r"\\(?!text\b|textbf\b|mathrm\b|,|!|;|%|\$|quad\b|qquad\b)[a-zA-Z]+|\^|"
                       r"(?<![^\W\d_])[a-zA-Z](?![^\W\d_])\s*[=+*/<>]|[=+*/<>]\s*[a-zA-Z](?![^\W\d_])|\d[a-zA-Z](?![^\W\d_])\s*[=+*/^]")
 MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,400}?)\$\$|\$([^$]{1,400}?)\$|\\\((.{1,400}?)\\\)|\\\[(.{1,400}?)\\\]", re.S)
-PLAIN_NUMBER_SPAN_RE = re.compile(r"\s*[-−]?\s*\d[\d,.\s]*(?:\\?%)?\s*|\s*\\frac\{\d+\}\{\d+\}\s*")
 
 
 def plain_maths(text: str) -> str | None:
