@@ -4,6 +4,8 @@
     python benchmarks/graders.py --cases-only    # only tests/grader_cases
     python benchmarks/graders.py --show-errors   # list every misgraded case
     python benchmarks/graders.py --cases-only --only round3_   # one batch of case files
+    python benchmarks/graders.py --shapes-only   # only the generated answer shapes
+    python benchmarks/graders.py --shapes-only --per-cell 20 --show-errors
 
 Part 1, labelled cases (tests/grader_cases/*.txt and *.jsonl): accuracy, false-negative rate
 (equal pairs graded not equal) and false-positive rate (unequal pairs graded equal, undecided
@@ -14,6 +16,10 @@ Part 2, MATH-500 (shared/data/math500/test.jsonl or $EVALSUITE_DATA_DIR): each g
 against the last \\boxed{} of its own reference solution (all should be equal), and against a
 shuffled gold (nearly all should be unequal). Reports verdicts/s and p50/p99 latency on one
 core (one thread; the sympy worker pool is warmed up first and its start is not timed).
+Part 3, answer shapes (tests/answer_shapes.py): real GSM8K working whose final sentence is
+generated in the shapes chat models write (units, contrasts in both orders, hedges, number words,
+other scripts and digits, template debris; nineteen languages), graded with kind="numeric":
+false negatives and false positives per shape and per language, beside the corpus figures.
 """
 from __future__ import annotations
 
@@ -318,6 +324,56 @@ def run_choice_generators(rounds: int = 3, seed: int = 32) -> dict:
     print("\nchoice generators (right / not right in the equal / unequal columns):")
     print(table(rows))
     return rows
+def load_shapes_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("answer_shapes", REPO / "tests" / "answer_shapes.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["answer_shapes"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def shape_table(rows: dict[str, dict], title: str) -> str:
+    lines = [f"| {title} | pairs | equal / unequal | accuracy | false negatives | false positives |",
+             "|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        lines.append(f"| {name} | {r['cases']} | {r['equal']} / {r['unequal']} | {100 * r['accuracy']:.1f}% | "
+                     f"{100 * r['false_negative_rate']:.1f}% ({r['false_negatives']}) | "
+                     f"{100 * r['false_positive_rate']:.1f}% ({r['false_positives']}) |")
+    return "\n".join(lines)
+
+
+def run_shapes(show_errors: bool, per_cell: int, seed: int) -> dict:
+    """The generated answer shapes: the table per shape and per language (undecided counts as not
+    equal), the convention shapes (CONVENTION_SHAPES) reported apart, and latency per pair."""
+    from evalsuite.graders import grade
+
+    shapes = load_shapes_module()
+    cases = shapes.generate(seed=seed, per_cell=per_cell)
+    times, said, errors = [], [], []
+    for case in cases:
+        verdict, dt = timed(grade, case.gold, case.response, "numeric")
+        times.append(dt)
+        said.append(verdict.equal is True)
+        if said[-1] != case.equal:
+            errors.append((case, verdict))
+    by_shape = shapes.score(cases, said, lambda c: c.shape)
+    order = [*shapes.SHAPES, "all"]
+    by_shape = {k: by_shape[k] for k in order if k in by_shape}
+    by_language = shapes.score(cases, said, lambda c: c.language)
+    by_language = {k: by_language[k] for k in [*shapes.LANGS, "all"] if k in by_language}
+    print(shape_table(by_shape, "shape"))
+    print("\n" + shape_table(by_language, "language"))
+    if show_errors:
+        for case, verdict in errors:
+            print(f"  MISGRADED [{case.shape}/{case.language}] {'+' if case.equal else '-'} gold {case.gold!r} vs "
+                  f"{case.sentence!r} -> {verdict.equal} [{verdict.method}/{verdict.extraction}] "
+                  f"{verdict.extracted!r} {verdict.reason[:100]}")
+    latency = {"p50_ms": 1000 * percentile(times, 0.5), "p99_ms": 1000 * percentile(times, 0.99),
+               "max_ms": 1000 * max(times)}
+    print(f"\nanswer shapes: {len(cases)} pairs (seed {seed}, {per_cell} a shape and language); latency per pair, warm, "
+          f"one thread: p50 {latency['p50_ms']:.2f} ms, p99 {latency['p99_ms']:.1f} ms, max {latency['max_ms']:.0f} ms")
+    return {**by_shape["all"], **latency, "by_shape": by_shape, "by_language": by_language}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -325,14 +381,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases-only", action="store_true")
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--only", metavar="PREFIX", help="grade only the case files whose name starts with PREFIX")
+    parser.add_argument("--shapes-only", action="store_true", help="only the generated answer shapes (part 3)")
+    parser.add_argument("--per-cell", type=int, default=10, help="answer shapes: cases per shape and language (default 10)")
+    parser.add_argument("--seed", type=int, default=0, help="answer shapes: the generator's seed (default 0)")
     args = parser.parse_args(argv)
     from evalsuite.graders import sandbox
     sandbox.prestart(block=True)  # the sympy worker starts outside the timings
     sandbox.run("ping")
-    report = {"cases": run_cases(args.show_errors, args.only)}
-    if not args.only:
-        report["choice_generators"] = run_choice_generators()
+    report = {}
+    if not args.shapes_only:
+        report["cases"] = run_cases(args.show_errors, args.only)
+        if not args.only:
+            report["choice_generators"] = run_choice_generators()
     if not args.cases_only:
+        report["shapes"] = run_shapes(args.show_errors, args.per_cell, args.seed)
+    if not args.cases_only and not args.shapes_only:
         report["math500"] = run_math500()
     print(json.dumps(report, indent=2))
     return 0

@@ -9,12 +9,20 @@ Order (the first rule that finds something wins, and says so in `how`):
   gsm8k        "A: 21" (a line holding only a number) and "#### 42"
   last-equation  the final sentence ends an equation chain of numbers: its value after the
                last '=' ("所以一共有4 + 7 = 11只猫和狗。" -> 11)
+  statement    (a gold that is one number) the final statement read by statement.py: its one
+               asserted value, never a negated one; several values, a hedge or a bound give no
+               answer of one value
   whole        a short one-line response is the answer itself
   last-number  the last number in the text, a last resort (a grader may treat it with care)
 
-Before any rule: GSM8K calculator annotations (`<<24-3=21>>`) are dropped (working, never the
-answer), Arabic-Indic digits read as ASCII, and a few-shot continuation after the answer
-("A: 21\n\nQ: Tom has 5 apples…") is cut.
+For a gold that is one number, the words after an answer cue are read by statement.py too
+("The answer is 14 jars, not 12." -> 14; "Answer: 2 or 400" -> a hedge), and a later sentence
+that corrects them ("Wait, no: it's 16.") wins.
+
+Before any rule: the response ends at a chat-template marker (`<|im_start|>`, `<|eot_id|>`,
+`</s>`, `<end_of_turn>` …), GSM8K calculator annotations (`<<24-3=21>>`) are dropped (working,
+never the answer), digits of any script read as ASCII, and a few-shot continuation after the
+answer ("A: 21\n\nQ: Tom has 5 apples…") is cut.
 
 Only the last MAX_SCAN characters are scanned, so a 1 MB response costs one slice; all
 regexes are linear (no nested quantifiers).
@@ -22,8 +30,12 @@ regexes are linear (no nested quantifiers).
 from __future__ import annotations
 
 import re
+import unicodedata
+from dataclasses import dataclass
 
 from .normalise import vulgar_fractions
+from .statement import (SCALE_WORDS, Reading, ascii_digits, corrected_after, cut_at_turn_end, read_final,
+                        read_statement, sentences)
 
 MAX_SCAN = 20_000      # characters from the end of a response that are searched
 MAX_WHOLE = 80         # a one-line response up to this long may be the bare answer
@@ -54,11 +66,10 @@ ANNOTATION_RE = re.compile(r"<<[^<>\n]{0,200}=[^<>\n]{0,100}>>")
 # a few-shot continuation: the next question after the answer line
 NEXT_QUESTION_RE = re.compile(r"\n[ \t]*(?:Q|Question|Problem|问题|题目)\s*[:：]")
 ANSWER_MARK_RE = re.compile(r"^[ \t*]*A\s*[:：]\s*\S|####|answer is|答案", re.I | re.M)
-ARABIC_INDIC_DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹٫", "01234567890123456789.")
 ZH_ANSWER_RES = (
     re.compile(r"答案\s*(?:是|为|應為|应为|:|：)\s*[:：]?\s*(.+)"),
     re.compile(r"答\s*[:：]\s*(.+)"),
-    re.compile(r"(?:故|所以|因此)[^。\n]{0,60}?(?:为|是|等于)\s*(.+)"),
+    re.compile(r"(?:故|所以|因此)[^。\n]{0,60}?(?:为|(?<!不)是|等于)\s*(.+)"),  # the 是 of 不是 is no cue
 )
 GSM8K_RE = re.compile(r"####\s*(.+)")
 NUMBER_RE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
@@ -239,20 +250,74 @@ def last_math(text: str) -> str | None:
     return joined or span_text(last)
 
 
-def extract_answer(response: str, several: bool = False) -> tuple[str | None, str]:
+@dataclass(frozen=True)
+class Extraction:
+    """The answer read from a response and how: `answer` None when nothing was found; `refusal`
+    set when the final statement gives no answer of one value (a hedge, a bound, only negated
+    values: the verdict is wrong, with this reason); `note` what statement.py read."""
+
+    answer: str | None
+    how: str
+    refusal: str | None = None
+    note: str = ""
+    second: str | None = None   # another reading of the same words ('10.066' -> '10066')
+
+
+def extract_answer(response: str, several: bool = False, numeric: bool = False) -> tuple[str | None, str]:
     """(answer text, how it was found); (None, 'none') when the response holds nothing.
 
-    See _extract_answer; money marked while reading ('＄') is written '$' again."""
-    answer, how = _extract_answer(response, several)
-    return (answer.replace("\uff04", "$") if answer is not None else None), how
+    See read_answer; a statement that gives no answer of one value reads as none."""
+    found = read_answer(response, several, numeric)
+    return (None if found.refusal else found.answer), found.how
 
 
-def _extract_answer(response: str, several: bool = False) -> tuple[str | None, str]:
+def read_answer(response: str, several: bool = False, numeric: bool = False) -> Extraction:
+    """The answer of a response (see _extract_answer); money marked while reading ('＄') is
+    written '$' again. `numeric`: the gold is one number, so a statement in prose is read by
+    statement.py (its asserted value, never a negated one, no hedge)."""
+    found = _extract_answer(response, several, numeric)
+    if not isinstance(found, Extraction):
+        found = Extraction(*found)
+    return Extraction(found.answer.replace("\uff04", "$") if found.answer is not None else None, found.how,
+                      found.refusal, found.note, found.second)
+
+
+def _from_reading(reading: Reading, how: str) -> Extraction | None:
+    """What a statement's reading gives as an extraction; None when it read nothing."""
+    if reading.kind in ("one", "several"):
+        return Extraction(reading.answer, how, note=reading.note, second=reading.second)
+    shown = reading.statement.strip()[:200]
+    if reading.kind == "hedge":
+        return Extraction(shown, how, refusal=f"a hedge, not one answer ({reading.note}): {shown!r}", note=reading.note)
+    if reading.kind == "bound":
+        return Extraction(shown, how, refusal=f"{reading.note}: {shown!r}", note=reading.note)
+    if reading.kind == "negated":
+        return Extraction(shown, how, refusal=f"the statement only rejects values ({reading.note}): {shown!r}",
+                          note=reading.note)
+    if reading.kind == "question":
+        return Extraction(shown, how, refusal=f"the final sentence asks, it does not answer: {shown!r}")
+    return None
+
+
+def _read_cue(text: str, match: re.Match, how: str) -> Extraction | None:
+    """The words after an answer cue read as a statement (from the cue to the end of its
+    sentence); a later sentence that corrects it wins. None when they hold maths or nothing."""
+    tail_start = match.start(match.lastindex or 0)
+    spans = sentences(text[tail_start: tail_start + 600])
+    end = tail_start + (spans[0][1] if spans else 0)
+    reading = read_statement(text[match.start(): end])
+    if reading is None or reading.kind == "none":
+        return None
+    correction = corrected_after(text[end:], reading)
+    return _from_reading(correction or reading, how)
+
+
+def _extract_answer(response: str, several: bool = False, numeric: bool = False) -> tuple[str | None, str] | Extraction:
     """(answer text, how it was found); (None, 'none') when the response holds nothing.
 
     `several`: the gold has several answers, so several different boxes are read as one
     list ('$\\boxed{2}$ or $\\boxed{3}$'); otherwise the last box counts. A "final answer"
-    statement after the last box wins over it.
+    statement after the last box wins over it. `numeric`: the gold is one number (see read_answer).
     """
     if response is None:
         return None, "none"
@@ -285,8 +350,14 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
     intl = _last_match_obj(INTL_ANSWER_RE, text)
     if intl is not None and not boxes and (final is None or intl.start() > final.start()) and clean_tail(intl.group(1)):
         answer = clean_tail(intl.group(1))
+        read = _read_cue(text, intl, "answer-is") if numeric else None
+        if read is not None:
+            return read
         return chain_value(answer) or value_before_words(answer) or answer, "answer-is"
     if final is not None and final.group(1).strip():
+        read = _read_cue(text, final, "answer-is") if numeric else None
+        if read is not None:
+            return read
         tail = final.group(1).strip()
         if re.fullmatch(r"\$\$?|\\\[|\\\(|\*+", tail):  # "**Final answer**\n\\[\n x = 5 \n\\]"
             tail = text[final.start(1): final.start(1) + 2000].strip().lstrip("*").strip()
@@ -295,22 +366,33 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
     if a_line is not None and not OPTION_LINES_RE.search(text):  # GSM8K's "A: 21", not "A: 12\nB: 15"
         return a_line.group(1).replace(" ", ""), "gsm8k"
     for pattern in ZH_ANSWER_RES:
-        found = _last_match(pattern, text)
+        cue = _last_match_obj(pattern, text)
+        found = cue.group(1).strip() if cue is not None else None
         if found:
+            read = _read_cue(text, cue, "zh-answer") if numeric else None
+            if read is not None:
+                return read
             answer = clean_tail(found)
             return chain_value(answer) or value_before_words(answer) or answer, "zh-answer"
     found = _last_match(GSM8K_RE, text)
     if found:
         return clean_tail(found), "gsm8k"
+    reading = read_final(text) if numeric else None
     chain = final_equation_value(text)
-    if chain is not None:
+    # an equation chain ends the response unless a later statement holds a value of its own (number
+    # words: 'Ze heeft dus veertigduizend euro.' after '… = 4000')
+    if chain is not None and (reading is None or reading.kind == "none" or "=" in reading.statement):
         return chain, "last-equation"
-    concluded = therefore_value(text)
-    if concluded is not None:
-        return concluded, "last-sentence"
     labelled = label_value(final_sentence(text))
     if labelled is not None:
         return labelled, "last-sentence"
+    if reading is not None:
+        read = _from_reading(reading, "statement")
+        if read is not None:
+            return read
+        if reading.kind == "none" and reading.statement:  # an answer in words that are not read
+            return Extraction(reading.statement.strip()[:200], "statement",
+                              refusal=f"no value read in the final statement: {reading.statement.strip()[:200]!r}")
     stripped = text.strip()
     if stripped and "\n" not in stripped and not MATH_SPAN_RE.search(stripped) and (
             len(stripped) <= MAX_WHOLE or (len(stripped) <= 2000 and not _has_words(stripped))):
@@ -332,11 +414,13 @@ def _extract_answer(response: str, several: bool = False) -> tuple[str | None, s
 
 
 def prepare_response(text: str) -> str:
-    """GSM8K calculator annotations dropped ('$<<24-3=21.00>>21.00' -> '$21.00'), Arabic-Indic
-    digits as ASCII, and a few-shot continuation after the answer ('A: 21\n\nQ: …') cut."""
+    """The response up to a chat-template marker, GSM8K calculator annotations dropped
+    ('$<<24-3=21.00>>21.00' -> '$21.00'), digits of any script as ASCII, and a few-shot
+    continuation after the answer ('A: 21\n\nQ: …') cut."""
+    text = cut_at_turn_end(text)
     if "<<" in text:
         text = ANNOTATION_RE.sub("", text)
-    text = text.translate(ARABIC_INDIC_DIGITS)
+    text = ascii_digits(text)
     mark = ANSWER_MARK_RE.search(text)  # one pass each: linear on hostile text
     if mark is not None:
         after = NEXT_QUESTION_RE.search(text, mark.end())
@@ -350,16 +434,6 @@ VALUE_WORDS_RE = re.compile(r"^\s*\(?\s*(?:\*\*)?\s*(?:[$＄€£¥]\s*)?([-−]
 # what may follow the value: no digit, no operator, no multiplier word, no percent word
 MULTIPLIER_RE = re.compile(r"\b(?:thousand|million|billion|trillion|hundred|dozen|percent|pct|percentage|pi|sqrt|i)\b|"
                            r"万|亿|千(?!克|米|瓦)|百(?!分)|%|％|‰", re.I)
-# a multiplier word right after a number: '3万' is 30000, '2 millions' 2000000 (never just 3 or 2)
-SCALE_WORDS = {
-    "万": 10**4, "亿": 10**8, "千": 10**3, "百": 100,
-    "hundred": 100, "thousand": 10**3, "mille": 10**3, "milliers": 10**3, "tausend": 10**3, "mil": 10**3,
-    "тыс": 10**3, "тысяч": 10**3, "тысячи": 10**3, "тысяча": 10**3,
-    "million": 10**6, "millions": 10**6, "millionen": 10**6, "millones": 10**6, "millón": 10**6,
-    "миллион": 10**6, "миллиона": 10**6, "миллионов": 10**6, "млн": 10**6,
-    "billion": 10**9, "billions": 10**9, "milliard": 10**9, "milliards": 10**9, "milliarde": 10**9,
-    "milliarden": 10**9, "миллиард": 10**9, "миллиарда": 10**9, "миллиардов": 10**9, "млрд": 10**9,
-}
 SCALE_WORD_RE = re.compile(r"\s*(万|亿|千(?![克米瓦帕卡])|百(?!分)|[^\W\d_]+)\.?")
 
 
@@ -381,8 +455,6 @@ def scaled_number(number: str, after: str) -> tuple[str, int] | None:
     return text, m.end()
 
 
-GLUED_UNITS = {"km", "kg", "g", "m", "cm", "mm", "ml", "l", "mi", "lb", "lbs", "ft", "h", "min", "s", "kmh",
-               "mb", "gb", "kb", "tb", "mph", "kph", "oz", "hr", "hrs", "yd", "yds", "sec", "mins"}
 
 
 # what ends the phrase of a value: a clause boundary, after which another number may be a new result
@@ -419,8 +491,8 @@ def value_before_words(text: str, numbers_in_phrase: bool = False) -> str | None
     if re.search(r"[\d+\-−*/^=×÷<>|\\{}_]", rest) or MULTIPLIER_RE.search(rest):
         return None
     glued = re.match(r"[A-Za-z]+", rest)
-    if glued and not text[m.end(1):].startswith((" ", "**")) and glued.group().lower() not in GLUED_UNITS:
-        return None  # '2x', '3n'
+    if glued and not text[m.end(1):].startswith((" ", "**")) and len(glued.group()) == 1:
+        return None  # '2x', '3n': one letter glued to a number is a variable ('5cm', '12kg' are units)
     if re.match(r"[A-Za-z](?:\s|$)", rest):
         return None  # '5 x', '3 n': a variable, not a word
     return value
@@ -439,7 +511,15 @@ def final_sentence(text: str) -> str:
 
 
 # a formula in words between two sides: '总价 = 单价 × 数量 = 12 × 8 = 96'
-WORD_FORMULA_RE = re.compile(r"\s*(?:[^\W\d_]{2,}|[\u3040-\u9fff]+)(?:\s*[×÷*/+\-−·]\s*(?:[^\W\d_]{2,}|[\u3040-\u9fff]+))+\s*")
+WORD_FORMULA_RE = re.compile(r"\s*[^\W\d_]+(?:\s*[×÷*/+\-−·]\s*[^\W\d_]+)+\s*")
+
+
+def _word_formula(text: str) -> bool:
+    """Words joined by operators ('单价 × 数量', 'price × count'): each a word of two letters or
+    more, or of a script without case (Unicode category Lo: one CJK character is a word)."""
+    if WORD_FORMULA_RE.fullmatch(text) is None:
+        return False
+    return all(len(w) >= 2 or unicodedata.category(w) == "Lo" for w in re.findall(r"[^\W\d_]+", text))
 ARITHMETIC_RE = re.compile(r"[\d\s.,+\-−*/×÷·()（）\[\]%$€£¥＄^]*")
 CHECK_SENTENCE_RE = re.compile(r"^\W*(?:check|verify|verification|检验|验证|检查|vérification|probe|проверка)", re.I)
 
@@ -462,7 +542,7 @@ def chain_value(text: str) -> str | None:
     for middle in sides[1:-1]:
         middle = middle.replace("**", "")
         arithmetic = re.search(r"\d", middle) and ARITHMETIC_RE.fullmatch(middle) is not None
-        if not arithmetic and WORD_FORMULA_RE.fullmatch(middle) is None:
+        if not arithmetic and not _word_formula(middle):
             return None
     first = sides[0].replace("**", "").rstrip()
     arithmetic = re.search(r"[\d.,+\-−*/×÷·()（）\[\]%$€£¥＄^! \t]*$", first).group()
@@ -472,7 +552,7 @@ def chain_value(text: str) -> str | None:
     # the last word before the arithmetic: a word of the sentence or a CJK label, never a
     # maths name ('x', '2x', 'f(x)', 'x_1', 'AB'), whose right side is not its value
     wordlike = bool(re.fullmatch(r"[^\W\d_]{2,}", token) and not re.fullmatch(r"[A-Z]{2,}", token)
-                    or re.search(r"[\u3040-\u9fff]$", token))
+                    or token and unicodedata.category(token[-1]) == "Lo")
     if token and not wordlike:
         return None
     if not re.search(r"\d", arithmetic) and not token:
@@ -490,40 +570,6 @@ def final_equation_value(text: str) -> str | None:
             or CHECK_SENTENCE_RE.search(sentence):
         return None
     return chain_value(sentence)
-
-
-# "therefore" opening the concluding sentence, in the languages the suite's users run
-THEREFORE_RE = re.compile(
-    r"^[\s*#>-]*(?:所以|因此|因而|故|综上所述|综上|于是|したがって|よって|つまり|ゆえに|以上より|"
-    r"(?:donc|ainsi|par\s+conséquent|au\s+total|finalement|daher|somit|folglich|insgesamt|"
-    r"por\s+lo\s+tanto|entonces|así\s+que|en\s+total|итак|следовательно|таким\s+образом|значит|всего)\b|"
-    r"إذن|لذلك|وبالتالي|إذًا)", re.I)
-NUMBER_IN_PROSE_RE = re.compile(r"(?<![\d.,])-?\d[\d,]*(?:\.\d+)?(?![\d])")
-
-
-def therefore_value(text: str) -> str | None:
-    """The one value of a concluding sentence opened by 'therefore' ('Daher sind es 12 Äpfel.',
-    'Таким образом, получаем **9375** км.', 'لذلك، لديها 402 كيلومترًا.'): the last sentence of
-    the last line, or the one before it when the last has no number: its equation chain's
-    value, else its only number when nothing but words follows it. A sentence with two numbers
-    or no number says nothing here."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return None
-    sentences = [p for p in re.split(r"(?:(?<=[.?])|(?<=\D!))\s+(?=\S)|(?<=[。！？])", lines[-1].strip()) if p.strip()]
-    if len(sentences) > 1 and re.search(r"\d", sentences[-1]):
-        sentences = sentences[-1:]  # a later sentence with a number of its own: only it counts
-    for sentence in reversed(sentences[-2:]):
-        if not THEREFORE_RE.search(sentence) or MATH_SPAN_RE.search(sentence):
-            continue
-        if "=" in sentence:
-            return chain_value(sentence)
-        numbers = list(NUMBER_IN_PROSE_RE.finditer(sentence.replace("**", "")))
-        if len(numbers) != 1:
-            return None
-        bare = sentence.replace("**", "")
-        return value_before_words(bare[numbers[0].start():])
-    return None
 
 
 # "The area of $PQRS$ is 56.": the maths before the verb is a label, the value follows it
@@ -659,7 +705,9 @@ CONNECTOR_WORDS = {"and", "or", ","}
 
 def _is_math_word(word: str, prev: str, nxt: str) -> bool:
     bare = word.strip(".,;:!?")
-    if not bare or bare == "|" or re.fullmatch(r"[a-zA-Z]\.[a-zA-Z]\.?", bare) or re.search(r"[\u3000-\u9fff]", bare):
+    if not bare or bare == "|" or re.fullmatch(r"[a-zA-Z]\.[a-zA-Z]\.?", bare) \
+            or any(unicodedata.category(c) == "Lo" or not c.isascii() and unicodedata.category(c) == "Po" for c in bare):
+        # words of a script without case, or glued to its punctuation ('10。'): prose, not maths
         return False
     if re.fullmatch(r"[A-Za-z]", bare):  # a lone letter is a variable, except the articles a/A/I
         if bare in ("a", "A", "I"):

@@ -59,7 +59,9 @@ def compare_text(gold: str, answer: str, threshold: float = FUZZY_THRESHOLD) -> 
         return False, "fuzzy", "one text is negated and the other is not", None
     if min(len(squash(g)), len(squash(a))) < MIN_FUZZY_LENGTH:
         return False, "fuzzy", f"short texts differ (under {MIN_FUZZY_LENGTH} characters, exact match needed)", None
-    cjk = bool(re.search(r"[\u4e00-\u9fff]", g + a))
+    # letters of a script written without spaces between words (East Asian wide letters: CJK, kana,
+    # Hangul), told by their Unicode width, not a list of scripts: characters, not words
+    cjk = any(unicodedata.east_asian_width(c) in "WF" and unicodedata.category(c)[0] == "L" for c in g + a)
     if cjk:  # characters, not words: compare without spaces
         score = fuzz.ratio(squash(g), squash(a))
     else:

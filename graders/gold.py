@@ -7,6 +7,7 @@ words and maths apart; grade.grade grades by that kind.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from .choice_grade import gold_choice_letters
@@ -14,12 +15,12 @@ from .extract import MATH_SPAN_RE, extract_answer, span_text
 from .normalise import normalise
 from .parse import ParseError
 
-# names that are maths, not words, when a gold or an answer is told from prose
+# names that are maths, not words, when a gold or an answer is told from prose (units are found by
+# their place after a value, normalise.split_unit, not listed here)
 MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "oo",
               "inf", "infty", "infinity", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-              "or", "and", "in", "cm", "mm", "km", "kg", "units", "degrees", "dollars", "cents",
-              "percent", "pct", "sum", "prod", "frac", "dfrac", "approx", "emptyset", "varnothing",
-              "mathbb", "cup", "cap", "cdot", "times", "left", "right", "text", "boxed"}
+              "or", "and", "in", "percent", "pct", "sum", "prod", "frac", "dfrac", "approx", "emptyset",
+              "varnothing", "mathbb", "cup", "cap", "cdot", "times", "left", "right", "text", "boxed"}
 GOLD_PERCENT_AFTER_BOX_RE = re.compile(r"\s*\$?\s*(?:\\?%|per\s?cent\b|percentage\b)", re.I)
 
 
@@ -46,7 +47,7 @@ def gold_answer(gold: str) -> tuple[str, str]:
     if not re.search(r"\$|\\\(|\\\[|\n", stripped) or re.fullmatch(r"\$+[^$]*\$+", stripped):
         return stripped, "bare"
     outside = re.sub(r"或者|或|和|及", " ", MATH_SPAN_RE.sub(" ", stripped))
-    if not re.search(r"[a-zA-Z]{2,}|[\u4e00-\u9fff]", outside) and "\n" not in stripped:
+    if not re.search(r"[a-zA-Z]{2,}", outside) and not _uncased_letters(outside) and "\n" not in stripped:
         # '1;$\\frac{8}{9}$': maths with separators only, no prose around it
         return MATH_SPAN_RE.sub(lambda m: span_text(m), stripped), "bare"
     answer, how = extract_answer(stripped)
@@ -55,13 +56,19 @@ def gold_answer(gold: str) -> tuple[str, str]:
     return answer, f"gold-{how}"
 
 
+def _uncased_letters(text: str) -> bool:
+    """A letter of a script without case (Unicode category Lo: CJK, kana, Hangul, Arabic, Thai …):
+    words, where a formula would use Latin or Greek letters."""
+    return any(unicodedata.category(ch) == "Lo" for ch in text)
+
+
 @lru_cache(maxsize=4096)  # pure in the gold text, asked once per answer
 def infer_kind(gold: str) -> str:
     """choice for letter golds, numeric for plain numbers, text for words, else math."""
     if gold_choice_letters(gold) is not None:
         return "choice"
     norm = normalise(gold).text
-    if re.search(r"[\u4e00-\u9fff]", norm) or norm.strip().lower() in ("yes", "no", "true", "false"):
+    if _uncased_letters(norm) or norm.strip().lower() in ("yes", "no", "true", "false"):
         return "text"
     if re.fullmatch(r"\s*\$?\s*\\text(?:bf|rm)?\s*\{\s*[A-Za-z]{2,}[A-Za-z .'-]*\}\s*\$?\s*", gold):
         return "text"  # \text{no}, \text{east}

@@ -14,11 +14,12 @@ from dataclasses import replace
 from typing import Sequence
 
 from .choice_grade import gold_choice_letters, grade_choice
-from .extract import extract_answer
+from .extract import read_answer
 from .fuzzy import grade_text
 from .gold import gold_answer, gold_has_several, infer_kind
 from .math_answer import grade_math_answer, number_word
 from .normalise import unicode_to_latex
+from .statement import cut_at_turn_end
 from .verdict import Verdict
 
 KINDS = ("choice", "numeric", "math", "text")
@@ -52,7 +53,9 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
         raise ValueError(f"unknown grading kind {kind!r}; expected one of {', '.join(KINDS)}")
     if response is None or not str(response).strip():
         return Verdict(False, None, "none", "empty response: no answer to grade", "none")
-    response = unescape(str(response))
+    response = cut_at_turn_end(unescape(str(response)))  # a chat-template marker ends the response
+    if not response.strip():
+        return Verdict(False, None, "none", "empty response: no answer before the chat-template marker", "none")
     if kind == "choice" or (kind is None and gold_choice_letters(gold) is not None):
         return grade_choice(gold, response, choices, grade_answer=grade)
     gold_text, gold_how = gold_answer(gold)
@@ -60,7 +63,13 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     if kind == "choice":
         return grade_choice(gold_text, response, choices, grade_answer=grade)
     several = gold_has_several(gold_text)
-    answer, how = extract_answer(response, several=several)
+    # a gold of one number: a final statement in prose is read by statement.py (its one asserted
+    # value; a hedge, a bound or only negated values give none)
+    numeric = not several and kind in ("numeric", "math") and infer_kind(gold_text) == "numeric"
+    found = read_answer(response, several=several, numeric=numeric)
+    answer, how = found.answer, found.how
+    if found.refusal:
+        return Verdict(False, answer, "none", found.refusal, how)
     if answer is None:
         return Verdict(False, None, "none", "no answer found in the response", how)
     if len(answer) > MAX_ANSWER_CHARS:  # refused before any regex or parse sees it
@@ -71,7 +80,7 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
         if v.equal is not True and how in ("last-math", "last-number", "last-sentence"):
             # a word answer sits in the final sentence, not in the last formula or number
             lines = [line.strip() for line in response.strip().splitlines() if line.strip()]
-            if re.search(r"[A-Za-z\u4e00-\u9fff]{2,}", lines[-1]):
+            if re.search(r"[^\W\d_]{2,}", lines[-1]):
                 return grade_text(gold_text, lines[-1], "last-sentence")
         return v
     if kind == "numeric" and not re.search(r"\d|\\[a-zA-Z]", unicode_to_latex(answer)):
@@ -83,6 +92,13 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
         answer, how = word, "number-word"
     with sandbox.deadline(deadline_s):
         v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric")
+        if v.equal is not True and found.second is not None:
+            # '10.066 Gläser': a dot between thousands where the language writes it so
+            second = grade_math_answer(gold_text, found.second, how, response, percent_strict=requested_kind != "numeric")
+            if second.equal is True:
+                v = replace(second, reason=f"{second.reason} [the dot read as a thousands separator: {answer} -> {found.second}]")
+    if found.note:
+        v = replace(v, reason=f"{v.reason} [read from the statement: {found.note}]")
     if gold_how != "bare":
         v = replace(v, reason=f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]")
     return v

@@ -9,6 +9,7 @@ numeric golds.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import replace
 
 from .extract import extract_last_number, last_sentence_math, prepare_numbers, scaled_number
@@ -17,22 +18,17 @@ from .normalise import normalise, plain_key
 from .parse import ParseError, TooBig
 from .verdict import Verdict, verdict
 
-NUMBER_WORDS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty".split())}
-NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-                     "ninety": 90, "hundred": 100, "none": 0, "no": 0})
-
-
 def number_word(answer: str) -> str | None:
-    """'There are three ways.' -> '3': the last number word of a short answer without digits."""
-    words = re.findall(r"[a-z]+", answer.lower())
-    if len(words) > 20:
+    """'There are three ways.' -> '3', 'thirty-four' -> '34': the one value of a short answer
+    written in words (statement.py reads them, in the languages it knows); None otherwise."""
+    from .statement import read_statement
+
+    if len(answer) > 300:
         return None
-    found = [NUMBER_WORDS[w] for w in words if w in NUMBER_WORDS and w not in ("no", "none")]
-    if not found:
+    reading = read_statement(answer)
+    if reading is None or reading.kind != "one" or not reading.asserted[0].words:
         return None
-    return str(found[-1])
+    return reading.answer
 
 
 DECIMAL_COMMA_RE = re.compile(r"^(-?)(\d+),(\d+)$")
@@ -177,18 +173,20 @@ NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|\band\b|\bor\b|&)\s
 
 
 def prose_numbers(answer: str, several: bool) -> str | None:
-    """The number a sentence gives: its last number ('2.5 million' as one), or, when the gold
-    has several answers, the last run of numbers joined by and/or/commas ('are 3 and 5')."""
+    """The number a sentence gives: the one value statement.py reads in it ("I get 6 ways, not
+    5." -> 6; a hedge, several values or a bound give none); where it reads no structure, its
+    last number ('2.5 million' as one), or, when the gold has several answers, the last run of
+    numbers joined by and/or/commas ('are 3 and 5')."""
+    from .statement import read_statement
+
     if several:
         runs = list(NUMBER_LIST_RE.finditer(answer))
         if runs:
             return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
+    reading = read_statement(answer)
+    if reading is not None and reading.kind != "none":
+        return reading.answer if reading.kind == "one" else None
     prepared = prepare_numbers(answer)
-    # "I get 6 ways, not 5.": a number the sentence rejects is not its answer
-    rejected = re.search(rf"(?:\b(?:not|never|rather than|instead of|pas|nicht|no es|не)\s+|(?:不是|并非|而非|ليس)\s*)"
-                         rf"({PROSE_NUMBER})\W*$", prepared)
-    if rejected:  # ... in other languages too: "La réponse n'est pas 12.", "答案不是12。"
-        answer = prepared = prepared[: rejected.start()]
     numbers = list(re.finditer(PROSE_NUMBER, prepared))
     if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
         return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
@@ -200,14 +198,19 @@ def prose_numbers(answer: str, several: bool) -> str | None:
 
 
 def looks_like_prose(text: str) -> bool:
-    """English words (not maths names) or any CJK, kana, Cyrillic, Arabic or Hangul letter: read
-    its last number instead.
+    """Words, not maths: read its numbers instead of parsing it.
 
-    Two words of 3+ letters, or one such word with a vowel beside another word ('He ran 15');
-    'xy + yz' and 'ab' are maths."""
+    Any letter of a script without case (Unicode category Lo: CJK, kana, Hangul, Arabic,
+    Devanagari, Thai …), a word of 3+ letters in another cased script than Latin (Cyrillic,
+    Greek: single Greek letters are maths), two Latin words of 3+ letters, or one such word with a
+    vowel beside another word ('He ran 15'); 'xy + yz' and 'ab' are maths."""
     bare = re.sub(r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+|_\{?\w+\}?", " ", text)
+    if any(unicodedata.category(ch) == "Lo" for ch in bare):
+        return True
+    if any(not w.isascii() for w in re.findall(r"[^\W\d_]{3,}", bare)):
+        return True
     words = [w for w in re.findall(r"(?<![a-zA-Z])[a-zA-Z]{2,}(?![a-zA-Z])", bare) if w.lower() not in MATH_WORDS]
     long = [w for w in words if len(w) >= 3]
-    if len(long) >= 2 or re.search(r"[\u4e00-\u9fff\u3040-\u30ff\u0400-\u04ff\u0600-\u06ff\uac00-\ud7af]", text):
+    if len(long) >= 2:
         return True
     return bool(long) and len(words) >= 2 and bool(re.search(r"[aeiouy]", long[0], re.I))

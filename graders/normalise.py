@@ -27,20 +27,14 @@ UNICODE_MATH = {
 VULGAR_RE = re.compile("[\u00bc-\u00be\u2150-\u215e]")
 UNICODE_RE = re.compile("|".join(map(re.escape, UNICODE_MATH)))
 
-# Words that are units when they follow a number. Single letters (m, g, s) only with a space.
-UNIT_WORDS = (
-    "(?:square|sq\\.?|cubic|cu\\.?)\\s+(?:units?|feet|foot|inch(?:es)?|(?:centi|milli|kilo)?met(?:er|re)s?|miles?|yards?|cm|mm|km|m|ft|in)|"
-    "units?|cm|mm|km|kg|mg|ml|mL|m/s|km/h|km/hr|mph|ft|feet|foot|inch(?:es)?|"
-    "in|yards?|yd|miles?|meters?|metres?|centimeters?|centimetres?|kilometers?|grams?|kilograms?|"
-    "pounds?|lbs?|ounces?|oz|liters?|litres?|gallons?|seconds?|secs?|minutes?|mins?|hours?|hrs?|"
-    "days?|weeks?|months?|years?|dollars?|cents?|euros?|EUR|USD|GBP|CHF|JPY|RMB|CNY|yuan|yen|degrees?|deg|radians?|rad|people|persons?|"
-    "students?|apples?|cookies|marbles|pages|points?|times|ways|numbers?|integers?"
-)
-# single letters (m, g, s, h, L) only right after a number: "\\sum_{k=1}^{9} m" keeps its m
-UNIT_RE = re.compile(
-    r"(?:(?<=[\d}.)\s])\s*(?:\\,)?\s*(?:" + UNIT_WORDS + r")|(?<=\d)\s*(?:\\,)?\s*(?:m|g|s|h|L))"
-    r"(?:\^\{?[23]\}?|[23])?\.?\s*$")
-ZH_UNIT_RE = re.compile(r"(?<=[\d}])\s*(?:元|角|分|个|只|米|厘米|毫米|千米|公里|千克|克|斤|岁|天|人|本|次|分钟|小时|秒|度|平方米|立方米|平方厘米|辆|张|块|条|件|名|支|页|棵|头|道|组|种|倍|年|月|周)\s*$")  # noqa: E501
+# Letters after a value at the end of an answer are its unit, whatever they spell and in any script
+# ('14 jars', '5 cm^2', '12 square units', '20 किताबें', '15个'), found by Unicode category
+# (split_unit); maths names are not units, nor is a single letter ('2 x' is 2x), except the SI
+# symbols m, g, s, h and L right after a number ('5 m', '3h').
+MATHS_NAMES = frozenset(("sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "lg", "exp", "mod", "gcd", "lcm",
+                         "max", "min", "det", "arg", "inf", "infty", "oo", "choose", "and", "or", "cis", "arcsin", "arccos",
+                         "arctan", "sinh", "cosh", "tanh", "lim", "deg"))
+SI_LETTERS = "mgshL"
 TEXT_CMD_RE = re.compile(r"\\(?:text|textnormal|textup|textsf|textbf|textit|mbox|mathrm|mathbf|mathit|operatorname|textrm|rm|bf)\s*\{([^{}]*)\}(\s*\^\s*\{?[23]\}?)?")  # noqa: E501
 SPACING_RE = re.compile(r"(?<!\\)\\[!,;:> ]|\\q?quad\b|~|\\displaystyle|\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\[bB]igg?[lr]?(?![a-zA-Z])")
 DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\{\s*o\s*\}")
@@ -155,10 +149,10 @@ def _normalise(answer: str) -> Normalised:
         inner = m.group(1).strip()
         before = text[: m.start()].rstrip()
         if inner.lower() in ("or", "and", ",", "or,"):
-            return ","
+            return ", "
         if inner in ("i", "e", "d"):  # \mathrm{i}, \mathrm{e}: the constants, not units
             return " " + inner + " "
-        if before and re.fullmatch(r"[A-Za-z][A-Za-z/. ]*", inner) and (before[-1].isdigit() or before[-1] in "})."):
+        if before and re.fullmatch(r"[^\W\d_][^\W\d_/. ]*", inner) and (before[-1].isdigit() or before[-1] in "})."):
             unit = inner
             return " "
         power = m.group(2) or ""
@@ -175,7 +169,7 @@ def _normalise(answer: str) -> Normalised:
     text = re.sub(r"(?<=\S)\s+\(\s*[A-Za-z]{2,}[A-Za-z .-]*\)\s*$", "", text)  # "4 (four)"
     text = re.sub(r"^[A-Za-z][A-Za-z-]{2,}(?: [A-Za-z-]+)*\s+\(\s*(-?\d[\d.,/]*)\s*\)$", r"\1", text)  # "thirteen (13)"
     text = re.sub(r"^[A-Za-z][A-Za-z ]{2,30}:\s+(?=\S)", "", text)  # "Roots: 5 and 4"
-    text = re.sub(r"\s+(?:or|and)\s+", ",", text)
+    text = re.sub(r"\s+(?:or|and)\s+", ", ", text)  # a list: '2 or 400' is never 2400
     text = re.sub(r"[\s.;:,。]+$", "", text) if not re.search(r"\d\.$", text) else text[:-1]
     text = re.sub(r"^(?:is|are|=|:)\s*", "", text).strip()
     # units and money
@@ -190,19 +184,14 @@ def _normalise(answer: str) -> Normalised:
     if text.count("$") == 1:  # a stray sign after a bare number: 2,500.50$, 45\$
         text = re.sub(r"(?<=[\d.])\s*\$$", "", text)
     text = re.sub(r"(?<=[\d.])\s*(?<!\\)\\$", "", text)  # a stray backslash: 96\
-    rate = re.search(r"(?<=\d)\s*/\s*(?:year|yr|month|mo|week|wk|day|hour|hr|h|minute|min|second|sec|s|person|"
-                     r"each|unit|item|kg|lb|pound|mile|km|gallon|liter|litre|dozen|box|bag|page)s?\.?$", text)
-    if rate:  # $18,000/year, 45 miles/hour: a rate's unit
+    rate = re.search(r"(?<=\d)\s*/\s*(?:[^\W\d_]{2,12}|[" + SI_LETTERS + r"])\.?$", text)
+    if rate:  # $18,000/year, 45 miles/hour: a rate's unit, whatever the word
         unit = unit or rate.group().strip()
         text = text[: rate.start()].strip()
-    m = UNIT_RE.search(text)
-    if m and not re.fullmatch(r"\s*(?:" + UNIT_WORDS + r")\s*", text):
-        unit = unit or m.group().strip()
-        text = text[: m.start()].strip()
-    m = ZH_UNIT_RE.search(text)
-    if m:
-        unit = unit or m.group().strip()
-        text = text[: m.start()].strip()
+    split = split_unit(text)
+    if split is not None:
+        text, found_unit = split
+        unit = unit or found_unit
     text = re.sub(r"\^\s*\{?\s*\}?$", "", text).strip()
     # thousands separators: 1,000 and 10,\!080 (spacing already removed); "1, 2" stays a list
     text = strip_thousands(text)
@@ -220,6 +209,45 @@ def _normalise(answer: str) -> Normalised:
         sign, whole, num, den = m.group(1), m.group(2), m.group(3) or m.group(5), m.group(4) or m.group(6)
         text = f"{sign}({whole}+{num}/{den})"
     return Normalised(text, percent, unit, normalise(approx).text if approx else None)
+
+
+def split_unit(text: str) -> tuple[str, str] | None:
+    """(value, unit) when the answer ends with letters after a value ('14 jars' -> ('14', 'jars'),
+    '5 cm^2', '12 square units', '20 किताबें', '15个', '3万' -> ('30000', '')); None otherwise.
+    Letters and marks are told by their Unicode category: no list of units. At most four words;
+    none of them a maths name; a single cased letter only as an SI symbol right after a number."""
+    from .statement import SCALE_WORDS, is_letter, number_value, show
+
+    body = text.rstrip(" .")
+    power = re.search(r"(?:\^\s*\{?\s*[23]\s*\}?|[23²³])$", body)
+    core = body[: power.start()] if power and power.start() and is_letter(body[power.start() - 1]) else body
+    i = len(core)
+    while i and (is_letter(core[i - 1]) or core[i - 1] in " /.'’-"):
+        i -= 1
+    run = core[i:].strip(" /.-")
+    head = core[:i].rstrip()
+    if not run or not head or not (head[-1].isdigit() or head[-1] in "})%") or (i and core[i - 1:i] == "\\"):
+        return None
+    if head.endswith("\\") or re.search(r"\\[a-zA-Z]*$", head):
+        return None  # '2\\pi': a LaTeX command, not a unit
+    words = run.split()
+    if len(words) > 4 or any(part.lower().strip(".") in MATHS_NAMES for w in words for part in w.split("/")):
+        return None
+    if len(words) == 1 and len(words[0]) == 1 and unicodedata.category(words[0]) in ("Lu", "Ll"):
+        if words[0] not in SI_LETTERS or not head[-1].isdigit() or core[len(head):i].count(" ") > 1:
+            return None  # '2 x', '5 n': a variable
+    if any(len(w) == 1 and unicodedata.category(w) in ("Lu", "Ll") for w in words[1:]):
+        return None  # 'for all x' ('km/h' is one word)
+    first = words[0].lower().rstrip(".")
+    scale = SCALE_WORDS.get(first)
+    if scale:  # '3万', '2.5 million': a multiplier, never dropped
+        number = re.search(r"-?\d[\d,]*(?:\.\d+)?$", head)
+        value = number_value(number.group().replace(",", "")) if number else None
+        if value is None:
+            return None
+        rest = " ".join(words[1:])
+        return head[: number.start()] + show(value * scale), rest
+    return head, run
 
 
 THOUSANDS_MARK = "\u0001"  # a comma written 12{,}480 or 10,\!080 (a thousands separator on purpose)

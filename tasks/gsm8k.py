@@ -7,8 +7,9 @@ strict-match: the number after `####`, else after "The answer is"; None without 
 "flexible" (lm-eval's flexible-extract: the last number in the answer) -- stored in the
 verdict's details and graded against the gold the same way; the verdict itself (the run's
 accuracy) comes from evalsuite.graders.grade, which reads the explicit answer first ("The
-answer is N", GSM8K's "A: N", "#### N", a box), then the final equation chain, and falls back
-to the last number, saying so. docs/graders.md says what each figure of `show` means.
+answer is N", GSM8K's "A: N", "#### N", a box), then the final equation chain, then the final
+statement in prose (its one asserted value: not a negated one, no hedge), and falls back to the
+last number, saying so. docs/graders.md says what each figure of `show` means.
 """
 from __future__ import annotations
 

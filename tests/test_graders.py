@@ -52,8 +52,12 @@ def test_gsm8k_strict_and_flexible_side_by_side():
 
 
 def test_last_number_is_marked_in_the_verdict():
+    # a final statement in prose is read as one (issue 32): its one value, named "statement"
     v = grade("12", "I counted everything carefully\nand there were 12 of them in the end overall")
-    assert v.equal is True and v.extraction == "last-number"
+    assert v.equal is True and v.extraction == "statement"
+    # maths in the final sentence that the statement reader leaves alone: the last number, marked
+    v = grade("12", "Let y be the count; then 2y = 24 and we count 12 of them overall")
+    assert v.equal is True and v.extraction == "last-number" and "last number" in v.reason
 
 
 # --- normalisation ----------------------------------------------------------------------
