@@ -44,7 +44,20 @@ class Sample:
     cached_tokens: int | None = None
     timings: Mapping[str, Any] | None = None     # the server's own (llama-server's `timings`)
     token_times: array = field(default_factory=lambda: array("d"))   # each content chunk's arrival
+    token_chars: array = field(default_factory=lambda: array("l"))   # and the characters it carried
     error: EndpointError | None = None
+
+    def chunk_tokens(self) -> list[float]:
+        """The tokens each content chunk carried: one each when there are as many chunks as
+        tokens (usage); otherwise (several tokens in a chunk: drafted tokens, held-back partial
+        UTF-8) the usage count shared out by the characters of each chunk."""
+        n = self.completion_tokens
+        if n is None or not self.token_times:
+            return []
+        if len(self.token_times) >= n:
+            return [n / len(self.token_times)] * len(self.token_times)
+        chars = sum(self.token_chars) or len(self.token_chars)
+        return [n * (c or 0) / chars if sum(self.token_chars) else n / len(self.token_chars) for c in self.token_chars]
 
     @property
     def ended(self) -> float:
@@ -104,17 +117,24 @@ class SpeedEndpoint:
         return times[len(times) // 2]
 
     async def _post_json(self, path: str, body: Mapping[str, Any]) -> Any:
+        """The JSON reply of a POST at the server root, or None. Sent twice at most: llama-server
+        closes a keep-alive connection after a streamed response, and the pool may hand it out."""
         import aiohttp
 
-        try:
-            async with asyncio.timeout(min(self.timeout, 60.0)):
-                async with self.session().post(self.root + path, json=dict(body)) as reply:
-                    if reply.status >= 400:
-                        return None
-                    data = await reply.content.read(MAX_TOKENIZE_BYTES)
-            return loads_json(data)
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError):
-            return None
+        for attempt in (1, 2):
+            try:
+                async with asyncio.timeout(min(self.timeout, 60.0)):
+                    async with self.session().post(self.root + path, json=dict(body)) as reply:
+                        if reply.status >= 400 or (reply.content_length or 0) > MAX_TOKENIZE_BYTES:
+                            return None
+                        data = await _read_bounded(reply, MAX_TOKENIZE_BYTES)
+                return None if data is None else loads_json(data)
+            except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError):
+                if attempt == 2:
+                    return None
+            except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError):
+                return None
+        return None
 
     async def tokenize(self, text: str, model: str) -> list[int] | None:
         """The server's own token ids of `text` (no special tokens), from POST /tokenize: one
@@ -145,8 +165,10 @@ class SpeedEndpoint:
                 async with self.session().get(metrics_url) as reply:
                     if reply.status >= 400:
                         return None
-                    body = await reply.content.read(MAX_METRICS_BYTES)
+                    body = await _read_bounded(reply, MAX_METRICS_BYTES)
         except (aiohttp.ClientError, OSError, asyncio.TimeoutError):
+            return None
+        if body is None:
             return None
         metrics = parse_prometheus(body.decode("utf-8", "replace"))
 
@@ -173,7 +195,16 @@ class SpeedEndpoint:
 
     async def stream(self, body: Mapping[str, Any]) -> Sample:
         """One streamed request, measured. Never raises for the endpoint's failures: they come
-        back as the Sample's error (kind and message as the run's client names them)."""
+        back as the Sample's error (kind and message as the run's client names them). A send
+        that fails before any answer (a pooled keep-alive connection the server had closed) is
+        sent once more on a fresh one: nothing was measured yet."""
+        sample = await self._stream(body)
+        if sample.error is not None and sample.ttfr is None and sample.error.kind == "stream_broken" \
+                and "cannot reach" in sample.error.message:
+            sample = await self._stream(body)
+        return sample
+
+    async def _stream(self, body: Mapping[str, Any]) -> Sample:
         import aiohttp
 
         chat = self.api == "chat"
@@ -186,6 +217,7 @@ class SpeedEndpoint:
         timings = None
         finished = done = False
         times = array("d")
+        sizes = array("l")
         opened = False
         try:
             async with asyncio.timeout(self.timeout):
@@ -235,9 +267,11 @@ class SpeedEndpoint:
                                     last = now
                                     chunks += 1
                                     times.append(now)
+                                    sizes.append(len(text))
                                 if choice.get("finish_reason"):
                                     finished = True
                         if done:
+                            await _drain(response)
                             break
             error = None
             if not chunks:
@@ -266,7 +300,7 @@ class SpeedEndpoint:
             cached = _int(timings.get("cache_n"))      # llama-server: the prompt tokens its cache served
         return Sample(started=started, total=total, ttfr=ttfr, ttft=ttft, last=last, chunks=chunks,
                       prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached, timings=timings,
-                      token_times=times, error=error)
+                      token_times=times, token_chars=sizes, error=error)
 
 
 def _int(x: Any) -> int | None:
@@ -274,6 +308,23 @@ def _int(x: Any) -> int | None:
         return None if x is None else int(x)
     except (TypeError, ValueError):
         return None
+
+
+async def _read_bounded(reply, limit: int) -> bytes | None:
+    """The whole body (content.read(n) returns what has arrived so far, not n bytes), or None past `limit`."""
+    parts, size = [], 0
+    async for block in reply.content.iter_any():
+        size += len(block)
+        if size > limit:
+            return None
+        parts.append(block)
+    return b"".join(parts)
+
+
+async def _drain(response) -> None:
+    from ..client import _drain as drain
+
+    await drain(response)
 
 
 def _dumps(body: Mapping[str, Any]) -> bytes:

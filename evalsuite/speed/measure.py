@@ -9,7 +9,9 @@ only streams.
 From each answered request (endpoint.Sample):
 - prefill t/s = (usage.prompt_tokens - cached tokens) / (TTFT - the measured round trip): the
   prefill ends with the first generated token, not the first chunk (a role chunk comes at once);
-- decode t/s = (usage.completion_tokens - 1) / (last token - first token);
+- decode t/s = (usage.completion_tokens - 1) / (last token - first token) (where a chunk carries
+  several tokens, the usage count is shared out by each chunk's characters: the tokens after
+  the first chunk over the same span);
 - at concurrency > 1 the aggregate: all streams' tokens / wall time, over the time every stream
   was busy (from the first request to the moment the first stream ran out of requests), split
   into `runs` equal windows for its interval; each content chunk counts for its share of the
@@ -163,10 +165,14 @@ def prefill_rate(s: Sample, latency: float) -> float | None:
 
 
 def decode_rate(s: Sample) -> float | None:
+    """(tokens - 1) / (last token - first token); where chunks carry several tokens, the tokens
+    after the first chunk (Sample.chunk_tokens) over the same span."""
     if s.completion_tokens is None or s.completion_tokens < 2 or s.ttft is None or s.last is None:
         return None
     span = s.last - s.ttft
-    return (s.completion_tokens - 1) / span if span > 0 else None
+    shares = s.chunk_tokens()
+    after_first = s.completion_tokens - max(1.0, shares[0]) if shares else s.completion_tokens - 1
+    return after_first / span if span > 0 and after_first > 0 else None
 
 
 def aggregate(samples: Sequence[Sample], start: float, end: float, windows: int) -> Stat | None:
@@ -182,8 +188,7 @@ def aggregate(samples: Sequence[Sample], start: float, end: float, windows: int)
             if s.ok:
                 return None
             continue
-        weight = s.completion_tokens / len(s.token_times)
-        for t in s.token_times:
+        for t, weight in zip(s.token_times, s.chunk_tokens()):
             at = s.started + t
             if start <= at < end:
                 tokens[min(windows - 1, int((at - start) / width))] += weight
@@ -244,6 +249,12 @@ def rows_of(result: TestResult, latency: float) -> list[Row]:
     no_usage = answered and all(s.prompt_tokens is None for s in answered)
     if no_usage:
         notes.append("the server sent no usage: no token counts, so no rates (never estimated from characters)")
+    counted = [s for s in answered if s.completion_tokens]
+    if counted:
+        per_chunk = sum(s.completion_tokens for s in counted) / max(1, sum(s.chunks for s in counted))
+        if per_chunk >= 1.5:
+            notes.append(f"tokens came in bursts ({per_chunk:.1f} a chunk): decode shares each chunk's tokens out "
+                         "by its characters")
     ttfts = [s.ttft for s in answered]
     times = dict(ttfr_ms=_ms([s.ttfr for s in answered]), ttft_ms=_ms(ttfts),
                  prefill_ms=_ms([None if s.ttft is None else s.ttft - latency for s in answered]),

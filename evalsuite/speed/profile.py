@@ -210,8 +210,7 @@ async def run_soak(endpoint: SpeedEndpoint, settings: SpeedSettings, model: str,
                     await asyncio.sleep(0.5)   # a server down: do not spin; every try is a failure counted
                 continue
             counts["tokens"] += sample.completion_tokens or 0
-            weight = (sample.completion_tokens or 0) / max(1, len(sample.token_times))
-            for t in sample.token_times:
+            for t, weight in zip(sample.token_times, sample.chunk_tokens()):
                 k = int((sample.started + t - start) / window)
                 if 0 <= k < n_windows:
                     tokens[k] += weight
