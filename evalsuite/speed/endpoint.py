@@ -24,7 +24,7 @@ from ..errors import EndpointError, UsageError, classify_status, connection_kind
 from ..speculation import ACCEPTED_SUFFIX, DRAFTED_SUFFIX, MAX_METRICS_BYTES, counters_from_timings, parse_prometheus
 
 __all__ = ["SpeedEndpoint", "Sample", "Counters", "EndpointError", "UsageError", "api_key_from_env", "now_iso",
-           "redact_url", "counters_from_timings", "managed_server"]
+           "redact_url", "counters_from_timings", "managed_server", "engine_name"]
 
 DRAFTS_SUFFIX = "spec_decode_num_drafts_total"     # vLLM: drafting steps
 MAX_TOKENIZE_BYTES = 16 << 20
@@ -331,6 +331,17 @@ def _dumps(body: Mapping[str, Any]) -> bytes:
     from ..client import _dumps as dumps
 
     return dumps(dict(body))
+
+
+def engine_name(url: str, api_key: str | None) -> str | None:
+    """"llama.cpp b1-0c1e570", "vllm 0.32.0": what engines/ detection finds (a few GETs); None: unknown."""
+    from ..engines import detect_engine
+
+    try:
+        profile = detect_engine(url, api_key, timeout=3.0)
+    except Exception:
+        return None
+    return None if profile.engine == "unknown" else (profile.engine + (f" {profile.version}" if profile.version else ""))
 
 
 def managed_server(command: str, folder, ready_timeout: float, quiet: bool, max_restarts: int, hang_timeout: float):

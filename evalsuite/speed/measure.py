@@ -96,7 +96,7 @@ class CpuMeter:
 
 
 @dataclass
-class TestResult:
+class Measured:
     test: BenchTest
     samples: list[Sample] = field(default_factory=list)
     loads: list[Sample] = field(default_factory=list)       # --prefix-cache: the context loads
@@ -111,11 +111,11 @@ class TestResult:
 
 async def run_test(endpoint: SpeedEndpoint, prompts: Sequence[Prompt], test: BenchTest, model: str,
                    ignore_eos: bool = True, extra: Mapping[str, Any] | None = None,
-                   hold=None) -> TestResult:
+                   hold=None) -> Measured:
     """Measure one test over `prompts` (test.requests of them). `hold`: a managed server's
     watch; a stream that fails while it restarts the server ends the test as down."""
     extra = dict(extra or {})
-    result = TestResult(test)
+    result = Measured(test)
     result.before = await endpoint.counters()
     queue = iter(prompts)
 
@@ -195,7 +195,7 @@ def aggregate(samples: Sequence[Sample], start: float, end: float, windows: int)
     return summarize([n / width for n in tokens])
 
 
-def acceptance_of(result: TestResult, tokens: int) -> tuple[Acceptance | None, str | None]:
+def acceptance_of(result: Measured, tokens: int) -> tuple[Acceptance | None, str | None]:
     timed = [s.timings for s in result.samples if s.ok and isinstance(s.timings, dict) and "draft_n" in s.timings]
     if timed:
         c = counters_from_timings(timed)
@@ -226,7 +226,7 @@ def _server_figure(samples: Sequence[Sample], n_key: str, ms_key: str) -> Stat |
     return summarize(values) if values else None
 
 
-def rows_of(result: TestResult, latency: float) -> list[Row]:
+def rows_of(result: Measured, latency: float) -> list[Row]:
     """The rows of one measured test: ctx (with --prefix-cache), pp and tg."""
     test = result.test
     answered = [s for s in result.samples if s.ok]

@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from .endpoint import EndpointError, SpeedEndpoint, UsageError, api_key_from_env, now_iso, redact_url
+from .endpoint import EndpointError, SpeedEndpoint, UsageError, api_key_from_env, engine_name, now_iso, redact_url
 from .measure import BenchTest, error_rows, make_prompts, rows_of, run_test
 from .prompts import Counter, PromptMaker
 from .rows import Profile, Row, Soak
@@ -79,7 +79,7 @@ async def measure_profile(settings: SpeedSettings, url: str, echo: Echo | None =
                       label=settings.label, started_at=now_iso(), settings=settings.to_dict(), argv=settings.argv)
     try:
         model = await choose_model(endpoint, settings.model)
-        engine = await asyncio.to_thread(_engine_name, url, api_key)
+        engine = await asyncio.to_thread(engine_name, url, api_key)
         latency = await endpoint.round_trip()
         counter = Counter(endpoint, model)
         try:
@@ -148,16 +148,6 @@ async def _one_test(endpoint, maker, test, model, settings, latency, extra, hold
         if not await hold.wait_up() or attempts > settings.max_restarts:
             return rows_of(result, latency)
         prompts = await make_prompts(maker, test)   # fresh text: the restarted server has an empty cache anyway
-
-
-def _engine_name(url: str, api_key: str | None) -> str | None:
-    from ..engines import detect_engine
-
-    try:
-        profile = detect_engine(url, api_key, timeout=3.0)
-    except Exception:
-        return None
-    return None if profile.engine == "unknown" else (profile.engine + (f" {profile.version}" if profile.version else ""))
 
 
 def _progress(row: Row) -> str:
