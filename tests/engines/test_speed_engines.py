@@ -93,3 +93,14 @@ def test_vllm_profile_with_ngram_speculation(vllm_py, tiny_hf, data_dir):
             a = r.acceptance
             # the tiny model's text runs in short cycles: n-gram drafts from the prompt and the output get accepted
             assert a is not None and a.source == "metrics" and a.drafted > 0 and a.rate > 0.3, (r.name, a)
+
+
+@pytest.mark.llamacpp_server
+def test_llama_server_depth_past_its_context_is_that_rows_error(llama_server_bin, small_gguf, data_dir):
+    with LlamaCppServer(small_gguf, n_ctx=1024) as server:
+        p = profile(grid(server.url, data_dir, pp=(32,), tg=(4,), depth=(2048, 0), concurrency=(1,), runs=1,
+                         extra_body=ASCII))
+    deep = [r for r in p.rows if r.depth == 2048]
+    assert p.status == "finished" and len(deep) == 2
+    assert all("exceeds the available context size" in r.error and r.figure.mean is None for r in deep), deep
+    assert all(r.error is None and r.figure.mean > 0 for r in p.rows if r.depth == 0)
