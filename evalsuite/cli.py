@@ -320,6 +320,8 @@ def speed(
     warmup: bool = typer.Option(True, help="One short request before the first test."),
     compare_with: Optional[List[Path]] = typer.Option(None, "--compare", metavar="A.json B.json", help="Instead of measuring: compare two profiles (give --compare twice, or `evalsuite compare A.json B.json`)."),
     serve: Optional[str] = typer.Option(None, metavar="COMMAND", help='Start this server command, profile it, restart it if it dies (as `run` does), stop it at the end; {port} is a free port.'),
+    set_: List[str] = typer.Option([], "--set", metavar="NAME=V1,V2", help="With --serve: one managed server and one profile per setting, as `sweep` (values of a {NAME} placeholder; repeat for more, crossed); then the compare and RUN_DIR/report.html."),
+    run_dir: Optional[Path] = typer.Option(None, help="With --set: the folder of the profiles (default results/speed-sweep-<time>)."),
     serve_timeout: float = typer.Option(600.0, help="With --serve: seconds the server may take to become ready."),
     max_restarts: int = typer.Option(3, min=0, metavar="N", help="With --serve: restarts of a server that dies or hangs."),
     serve_hang_timeout: float = typer.Option(120.0, help="With --serve: a server whose /v1/models has not answered this long is killed and restarted."),
@@ -353,6 +355,10 @@ def speed(
         _fail(f"--extra-body is not valid JSON: {e}")
     except UsageError as e:
         _fail(str(e))
+    if set_:
+        from .speed.sweep import speed_sweep
+
+        raise typer.Exit(speed_sweep(settings, set_, run_dir, echo=typer.echo))
     raise typer.Exit(speed_main(settings, echo=typer.echo))
 
 

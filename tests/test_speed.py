@@ -304,3 +304,16 @@ def test_the_speed_command_is_listed_and_help_imports_none_of_it(run_cli):
     probe = subprocess.run([sys.executable, "-c", "import sys, evalsuite.cli; print(sorted(m for m in sys.modules "
                             "if m.startswith('evalsuite.speed')))"], capture_output=True, text=True, timeout=60)
     assert probe.stdout.strip() == "[]", probe.stdout
+
+
+def test_set_runs_one_managed_server_and_profile_per_setting_then_compares(data_dir, tmp_path, run_cli):
+    serve = f"{sys.executable} {TESTS / 'paced_server.py'} --port {{port}} --prefill-rate 20000 --decode-rate {{rate}}"
+    r = run_cli("speed", "--serve", serve, "--set", "rate=40,80", "--pp", "64", "--tg", "10", "--runs", "2",
+                "--data-dir", data_dir, "--run-dir", tmp_path / "sweep", "-q")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "sweep").glob("*.json")) == ["01-40.json", "02-80.json"]
+    tg = json.loads((tmp_path / "sweep" / "02-80.json").read_text())["rows"][1]
+    assert within(tg["mean"], 80) and json.loads((tmp_path / "sweep" / "02-80.json").read_text())["label"] == "80"
+    line = next(x for x in r.stdout.splitlines() if "| tg10 " in x and "| t/s " in x)
+    assert within(float(line.split("|")[5].strip().rstrip("x")), 2.0), line
+    assert (tmp_path / "sweep" / "report.html").exists() and (tmp_path / "sweep" / "01-40" / "server.log").exists()

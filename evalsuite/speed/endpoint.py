@@ -24,7 +24,7 @@ from ..errors import EndpointError, UsageError, classify_status, connection_kind
 from ..speculation import ACCEPTED_SUFFIX, DRAFTED_SUFFIX, MAX_METRICS_BYTES, counters_from_timings, parse_prometheus
 
 __all__ = ["SpeedEndpoint", "Sample", "Counters", "EndpointError", "UsageError", "api_key_from_env", "now_iso",
-           "redact_url", "counters_from_timings", "managed_server", "engine_name"]
+           "redact_url", "counters_from_timings", "managed_server", "engine_name", "sweep_commands"]
 
 DRAFTS_SUFFIX = "spec_decode_num_drafts_total"     # vLLM: drafting steps
 MAX_TOKENIZE_BYTES = 16 << 20
@@ -342,6 +342,23 @@ def engine_name(url: str, api_key: str | None) -> str | None:
     except Exception:
         return None
     return None if profile.engine == "unknown" else (profile.engine + (f" {profile.version}" if profile.version else ""))
+
+
+def sweep_commands(serve: str, sets: list[str]) -> list[tuple[str, str, str]]:
+    """(label, folder name, server command) per setting of `--set NAME=V1,V2` (crossed), as
+    `evalsuite sweep` makes them (sweep.py), `{port}` left for the managed server to fill."""
+    import shlex
+
+    from ..serve.command import fill_placeholders
+    from ..sweep import check_placeholders, make_settings, parse_sets
+
+    settings = make_settings(parse_sets(sets), [])
+    check_placeholders(serve, settings)
+    out = []
+    for s in settings:
+        values = dict(s.values, port="{port}")
+        out.append((s.label, s.folder, shlex.join(fill_placeholders(w, values) for w in shlex.split(serve))))
+    return out
 
 
 def managed_server(command: str, folder, ready_timeout: float, quiet: bool, max_restarts: int, hang_timeout: float):
