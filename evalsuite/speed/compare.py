@@ -81,8 +81,8 @@ class ProfileComparison:
         return "decode " + "; ".join(parts[:4]) if parts else "no decode row in common"
 
 
-def _ttft(row: Row) -> Stat | None:
-    return summarize([row.ttft_ms]) if row.ttft_ms is not None else None
+def _ttft(row: Row) -> Stat:
+    return summarize(row.ttft_values_ms or [row.ttft_ms])
 
 
 def compare_profiles(a: Profile, b: Profile) -> ProfileComparison:
@@ -100,7 +100,8 @@ def compare_profiles(a: Profile, b: Profile) -> ProfileComparison:
             speedups.append(Speedup(ra.name, ra.workload, "aggregate t/s", ra.aggregate, rb.aggregate, s, ci))
         if ra.test == "pp" and ra.ttft_ms and rb.ttft_ms:
             ta, tb = _ttft(ra), _ttft(rb)
-            speedups.append(Speedup(ra.name, ra.workload, "TTFT (ms)", ta, tb, ta.mean / tb.mean, None))
+            s, ci = ratio(tb, ta)    # A / B: above 1, B answers sooner
+            speedups.append(Speedup(ra.name, ra.workload, "TTFT (ms)", ta, tb, s, ci))
     keys_a, keys_b = {r.key for r in a.rows}, set(rows_b)
     return ProfileComparison(a, b, tuple(speedups), tuple(f"{r.workload} {r.name}" for r in a.rows if r.key not in keys_b),
                              tuple(f"{r.workload} {r.name}" for r in b.rows if r.key not in keys_a))

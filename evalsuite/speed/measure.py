@@ -259,7 +259,8 @@ def rows_of(result: Measured, latency: float) -> list[Row]:
     times = dict(ttfr_ms=_ms([s.ttfr for s in answered]), ttft_ms=_ms(ttfts),
                  prefill_ms=_ms([None if s.ttft is None else s.ttft - latency for s in answered]),
                  ttft_p50_ms=None if not answered else 1000 * (percentile(ttfts, 50) or 0),
-                 ttft_p99_ms=None if not answered else 1000 * (percentile(ttfts, 99) or 0))
+                 ttft_p99_ms=None if not answered else 1000 * (percentile(ttfts, 99) or 0),
+                 ttft_values_ms=tuple(1000 * t for t in ttfts if t is not None))
     prompt_tokens = [s.prompt_tokens for s in answered if s.prompt_tokens is not None]
     cached = [s.cached_tokens for s in answered if s.cached_tokens is not None]
     rows = []

@@ -112,6 +112,7 @@ class Row:
     prefill_ms: float | None = None        # TTFT less the measured round trip
     ttft_p50_ms: float | None = None
     ttft_p99_ms: float | None = None
+    ttft_values_ms: tuple[float, ...] = ()  # each request's TTFT (for comparing two profiles)
     aggregate: Stat | None = None          # tg at c > 1: all streams' tokens / wall time, over time windows
     failed: int = 0
     acceptance: Acceptance | None = None
@@ -154,6 +155,7 @@ class Row:
             "unit": self.unit, "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
             "ttfr_ms": self.ttfr_ms, "ttft_ms": self.ttft_ms, "prefill_ms": self.prefill_ms,
             "ttft_p50_ms": self.ttft_p50_ms, "ttft_p99_ms": self.ttft_p99_ms,
+            "ttft_values_ms": list(self.ttft_values_ms),
             "aggregate": self.aggregate.to_dict() if self.aggregate else None, "failed": self.failed,
             "acceptance": self.acceptance.to_dict() if self.acceptance else None,
             "acceptance_note": self.acceptance_note,
@@ -179,6 +181,7 @@ class Row:
             prompt_tokens=_f(d.get("prompt_tokens")), cached_tokens=_f(d.get("cached_tokens")),
             ttfr_ms=_f(d.get("ttfr_ms")), ttft_ms=_f(d.get("ttft_ms")), prefill_ms=_f(d.get("prefill_ms")),
             ttft_p50_ms=_f(d.get("ttft_p50_ms")), ttft_p99_ms=_f(d.get("ttft_p99_ms")),
+            ttft_values_ms=tuple(float(v) for v in d.get("ttft_values_ms") or ()),
             aggregate=Stat.from_dict(d.get("aggregate")), failed=int(d.get("failed") or 0),
             acceptance=Acceptance.from_dict(d.get("acceptance")), acceptance_note=d.get("acceptance_note"),
             server=Stat.from_dict(d.get("server")), client_cpu_us_per_token=_f(client.get("cpu_us_per_token")),
