@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import typer
 
@@ -318,7 +318,7 @@ def speed(
     timeout: float = typer.Option(600.0, help="Seconds one request may take."),
     seed: int = typer.Option(0, help="Where in the packs' text the prompts start."),
     warmup: bool = typer.Option(True, help="One short request before the first test."),
-    compare_with: Optional[List[Path]] = typer.Option(None, "--compare", metavar="A.json B.json", help="Instead of measuring: compare two profiles (give --compare twice, or `evalsuite compare A.json B.json`)."),
+    compare_with: Optional[Tuple[Path, Path]] = typer.Option(None, "--compare", metavar="A.json B.json", help="Instead of measuring: compare two profiles (as `evalsuite compare A.json B.json`)."),
     serve: Optional[str] = typer.Option(None, metavar="COMMAND", help='Start this server command, profile it, restart it if it dies (as `run` does), stop it at the end; {port} is a free port.'),
     set_: List[str] = typer.Option([], "--set", metavar="NAME=V1,V2", help="With --serve: one managed server and one profile per setting, as `sweep` (values of a {NAME} placeholder; repeat for more, crossed); then the compare and RUN_DIR/report.html."),
     run_dir: Optional[Path] = typer.Option(None, help="With --set: the folder of the profiles (default results/speed-sweep-<time>)."),
@@ -332,7 +332,7 @@ def speed(
     if compare_with:
         from .speed.compare import compare_main as speed_compare
 
-        raise typer.Exit(speed_compare(compare_with))
+        raise typer.Exit(speed_compare(list(compare_with)))
     import json
 
     from .errors import UsageError

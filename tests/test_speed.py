@@ -252,7 +252,7 @@ def test_the_command_writes_the_table_json_and_page_and_compare_gives_the_speedu
     line = next(x for x in cmp.stdout.splitlines() if "| tg10 " in x and "| t/s " in x)
     speedup = float(line.split("|")[5].strip().rstrip("x"))
     assert within(speedup, 2.0) and "faster" in line, line
-    same = run_cli("speed", "--compare", a, "--compare", a)
+    same = run_cli("speed", "--compare", a, a)
     assert same.returncode == 0 and "1.00x" in same.stdout
     report = run_cli("report", a, b, "-o", tmp_path / "cmp.html")
     assert report.returncode == 0, report.stderr

@@ -183,3 +183,19 @@ def test_the_speed_analyses_read_json_only():
                                                 "evalsuite.speculation", "evalsuite.errors"))}
     assert doors == {"evalsuite.speed.endpoint", "evalsuite.speed.settings"}, doors
     assert {t for t in graph["evalsuite.speed.settings"] if not t.startswith("evalsuite.speed")} == {"evalsuite.errors"}
+
+
+def test_the_outputs_and_exit_codes_of_a_finished_profile(tmp_path):
+    from dataclasses import replace
+
+    from evalsuite.speed.command import exit_code, finish
+
+    p = profile_of("on", (38.0, 40.0, 39.0))
+    lines = []
+    assert finish(p, SpeedSettings(output="json", quiet=True), lines.append) == 0
+    assert json.loads(lines[-1])["kind"] == "evalsuite.speed"
+    finish(p, SpeedSettings(output="csv", quiet=True), lines.append)
+    assert lines[-1].splitlines()[1].startswith("on,math,pp512,512,128,0,1,3,")
+    failed = p.with_rows([replace(p.rows[0], failed=2)] + list(p.rows[1:]))
+    assert exit_code(failed) == 1
+    assert exit_code(replace(p, status="partial")) == 3 and exit_code(replace(p, status="interrupted")) == 130
