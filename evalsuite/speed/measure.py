@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .endpoint import Counters, EndpointError, Sample, SpeedEndpoint, counters_from_timings
+from .endpoint import Counters, Sample, SpeedEndpoint, counters_from_timings
 from .prompts import Prompt, PromptMaker
 from .rows import Acceptance, Row, Stat
 from .stats import percentile, summarize
@@ -302,7 +302,3 @@ def error_rows(test: BenchTest, message: str) -> list[Row]:
 
 async def make_prompts(maker: PromptMaker, test: BenchTest) -> list[Prompt]:
     return [await maker.next(test.depth, test.pp) for _ in range(test.requests)]
-
-
-def describe_error(e: EndpointError) -> str:
-    return e.message

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import sys
 import time
 from dataclasses import replace
 from typing import Callable
@@ -216,7 +215,3 @@ async def run_soak(endpoint: SpeedEndpoint, settings: SpeedSettings, model: str,
             series.append((round(end, 3), tokens[k] / width))
     restarts = hold.restarts if hold is not None else 0
     return Soak(duration, c, tg, counts["requests"], counts["failed"], restarts, window, tuple(series), counts["tokens"])
-
-
-def warn(text: str) -> None:
-    print(text, file=sys.stderr)
