@@ -51,30 +51,31 @@ def server():
 
 
 def test_prefill_and_decode_come_back_as_programmed_and_decode_slows_with_the_prompt(server, data_dir):
-    s = server(prefill_rate=5000, decode_rate=60, decode_halving=2000, latency=0.02)
-    p = profile(settings(s.url, data_dir, depth=(0, 1536)))
+    # every prefill >= 250 ms and every decode span >= 0.5 s: a late wake-up of tens of ms stays inside 10 %
+    s = server(prefill_rate=4000, decode_rate=60, decode_halving=2000, latency=0.02)
+    p = profile(settings(s.url, data_dir, pp=(1024,), tg=(24,), depth=(0, 1024)))
     assert p.status == "finished" and p.token_counts == "/tokenize"
-    for depth in (0, 1536):
+    for depth in (0, 1024):
         pp, = rows(p, "pp", depth=depth)
         tg, = rows(p, "tg", depth=depth)
         # prompt tokens from usage, sized with the server's own counts: depth + pp, template included
-        assert within(pp.prompt_tokens, depth + 512, 0.02), pp.prompt_tokens
+        assert within(pp.prompt_tokens, depth + 1024, 0.02), pp.prompt_tokens
         assert pp.cached_tokens == 0 and pp.runs == 3 and pp.failed == 0
-        assert within(pp.mean, 5000), (depth, pp.mean)
+        assert within(pp.mean, 4000), (depth, pp.mean)
         expected = s.expected_decode(int(pp.prompt_tokens), 1)
         assert within(tg.mean, expected), (depth, tg.mean, expected)
         assert tg.figure.ci95[0] <= tg.mean <= tg.figure.ci95[1] and len(tg.figure.values) == 3
         # the three times kept apart: the role chunk comes at once, the first token after the prefill
-        assert pp.ttfr_ms < pp.ttft_ms and within(pp.prefill_ms, 1000 * pp.prompt_tokens / 5000)
-    deep, shallow = rows(p, "tg", depth=1536)[0], rows(p, "tg", depth=0)[0]
-    assert deep.mean < 0.75 * shallow.mean     # 60/(1+2048/2000) against 60/(1+512/2000)
+        assert pp.ttfr_ms < pp.ttft_ms and within(pp.prefill_ms, 1000 * pp.prompt_tokens / 4000)
+    deep, shallow = rows(p, "tg", depth=1024)[0], rows(p, "tg", depth=0)[0]
+    assert deep.mean < 0.8 * shallow.mean     # 60/(1+2048/2000) against 60/(1+1024/2000)
 
 
 def test_the_round_trip_is_subtracted_and_prefill_ends_at_the_first_token_not_the_first_chunk(server, data_dir):
-    s = server(prefill_rate=4000, decode_rate=60, latency=0.06)
-    p = profile(settings(s.url, data_dir, runs=2))
+    s = server(prefill_rate=4000, decode_rate=60, latency=0.1)
+    p = profile(settings(s.url, data_dir, pp=(1024,), runs=2))
     pp, = rows(p, "pp")
-    assert within(p.latency_ms, 60, 0.15)
+    assert within(p.latency_ms, 100, 0.15)
     assert within(pp.mean, 4000), pp.mean
     # what the figure would be without the subtraction, or timed to the role chunk
     assert pp.prompt_tokens / (pp.ttft_ms / 1000) < 0.8 * 4000
@@ -128,6 +129,9 @@ def test_fresh_text_keeps_the_prefix_cache_out_and_reused_text_would_read_it(ser
     fresh = profile(settings(s.url, data_dir, pp=(256,), depth=(768,), tg=(4,), runs=3))
     pp, = rows(fresh, "pp")
     assert pp.cached_tokens < 16 and within(pp.mean, 4000), (pp.cached_tokens, pp.mean)
+    # a second profile of the same server (the same --seed, so the same text) is not served from the first's cache
+    again, = rows(profile(settings(s.url, data_dir, pp=(256,), depth=(768,), tg=(4,), runs=3)), "pp")
+    assert again.cached_tokens < 16 and within(again.mean, 4000), (again.cached_tokens, again.mean)
     # the figure a profile must not report: one text for every run, served from the cache
     reused = profile(settings(s.url, data_dir, pp=(256,), depth=(768,), tg=(4,), runs=3, fresh_text=False))
     cached, = rows(reused, "pp")
@@ -138,16 +142,18 @@ def test_fresh_text_keeps_the_prefix_cache_out_and_reused_text_would_read_it(ser
 
 def test_prefix_cache_rows_report_the_load_and_the_cached_prompt_apart(server, data_dir):
     s = server(prefill_rate=4000, decode_rate=80, latency=0.01, prefix_cache=True)
-    p = profile(settings(s.url, data_dir, pp=(128,), depth=(1024,), tg=(4,), runs=2, prefix_cache=True))
+    p = profile(settings(s.url, data_dir, pp=(128,), depth=(2048,), tg=(4,), runs=2, prefix_cache=True))
     names = [r.name for r in p.rows]
-    assert names == ["pp128 @ d1024", "tg4 @ d1024", "ctx_load @ d1024", "pp128 @ d1024 (cached)",
-                     "tg4 @ d1024 (cached)"], names
+    assert names == ["pp128 @ d2048", "tg4 @ d2048", "ctx_load @ d2048", "pp128 @ d2048 (cached)",
+                     "tg4 @ d2048 (cached)"], names
     ctx, = rows(p, "ctx")
     cached, = rows(p, "pp", cached_mode=True)
     fresh, = rows(p, "pp", cached_mode=False)
     assert within(ctx.mean, 4000) and ctx.cached_tokens < 16
-    assert cached.cached_tokens >= 1024 - 32, cached.cached_tokens
-    assert within(cached.mean, 4000, 0.25)     # the rate over the tokens it did process
+    assert cached.cached_tokens >= 2048 - 32, cached.cached_tokens
+    # the rate over the tokens it did process (~150 of them in ~40 ms: the per-request overhead shows
+    # there, but never a rate above the server's, which counting the cached ones would give)
+    assert 0.4 * 4000 < cached.mean < 1.25 * 4000, cached.mean
     assert cached.ttft_ms < 0.5 * fresh.ttft_ms
 
 
@@ -171,11 +177,11 @@ def test_speculation_counters_give_the_programmed_acceptance(server, data_dir):
 
 
 def test_without_tokenize_prompts_are_sized_from_usage(server, data_dir):
-    s = server(prefill_rate=5000, decode_rate=60, with_tokenize=False)
+    s = server(prefill_rate=4000, decode_rate=60, with_tokenize=False)
     p = profile(settings(s.url, data_dir, pp=(512,), depth=(1024,), runs=2))
     pp, = rows(p, "pp")
     assert p.token_counts == "usage" and s.tokenize_calls == 0
-    assert within(pp.prompt_tokens, 1536, 0.10) and within(pp.mean, 5000)
+    assert within(pp.prompt_tokens, 1536, 0.10) and within(pp.mean, 4000)
 
 
 def test_a_server_without_usage_gets_no_rates(server, data_dir):

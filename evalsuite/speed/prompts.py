@@ -3,7 +3,8 @@
 A request of depth D and prompt size P should make the server process D + P prompt tokens
 (usage.prompt_tokens, chat template included). The text comes from the workload's corpus
 (text.py), read on from a cursor that never goes back, and every prompt starts with its own
-numbered line, so no two prompts of a profile share a prefix a cache could serve (prefix caches
+numbered line (with the profile's own random mark), so no two prompts of a profile, nor of two
+profiles of the same server, share a prefix a cache could serve (prefix caches
 match from the first token: vLLM by blocks of 16, llama-server by the longest common prefix).
 
 Sizes come from the server:
@@ -101,10 +102,16 @@ class PromptMaker:
     """The prompts of one workload, each from text no earlier prompt of the profile used."""
 
     def __init__(self, corpus: Corpus, counter: Counter, seed: int = 0, fresh: bool = True):
+        import secrets
+
         self.corpus, self.counter, self.fresh = corpus, counter, fresh
+        # this profile's own mark in every first line: the same --seed gives the same text, and a
+        # second profile of the same server (a benchmark round, spec off then on) must not find
+        # the first one's prompts in the server's cache (llama-server keeps each slot's last one)
+        self.mark = secrets.token_hex(3) if fresh else "0"
+        self.number = 0
         self.cursor = seed * 7919 % max(1, len(corpus.passages))
         self.task_cursor = seed * 104729 % max(1, len(corpus.tasks))
-        self.number = 0
 
     def _stream(self, chars: int) -> str:
         """Passages from the cursor on, at least `chars` characters; the cursor moves past them."""
@@ -141,7 +148,7 @@ class PromptMaker:
         if self.fresh:
             self.task_cursor += 1
         template = self.counter.template_tokens
-        header = f"Document {number}.\n"
+        header = f"Document {number} ({self.mark}).\n"
         context = await self._text_of(depth, header) if depth else ""
         task_tokens = await self.counter.count(SEPARATOR + task)
         body = pp - template - task_tokens
