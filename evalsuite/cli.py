@@ -329,37 +329,15 @@ def speed(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Speed profile of an endpoint, llama-bench style: prefill and decode t/s per depth and concurrency, TTFR/TTFT, speculative acceptance, on the packs' own text (docs/speed.md)."""
-    if compare_with:
-        from .speed.compare import compare_main as speed_compare
+    from .speed.command import speed_cli
 
-        raise typer.Exit(speed_compare(list(compare_with)))
-    import json
-
-    from .errors import UsageError
-    from .speed.command import speed_main
-    from .speed.settings import SpeedSettings, parse_duration, parse_ints, parse_workloads
-
-    try:
-        extra = json.loads(extra_body) if extra_body else {}
-        if not isinstance(extra, dict):
-            raise UsageError("--extra-body must be a JSON object")
-        settings = SpeedSettings(
-            endpoint=endpoint, model=model, api=api, pp=parse_ints(pp, "--pp", 1, (512,)), tg=parse_ints(tg, "--tg", 1, (128,)),
-            depth=parse_ints(depth, "--depth", 0, (0,)), concurrency=parse_ints(concurrency, "--concurrency", 1, (1,)),
-            runs=runs, workloads=parse_workloads(workload), prefix_cache=prefix_cache, duration_s=parse_duration(duration),
-            data_dir=data_dir, timeout=timeout, ignore_eos=ignore_eos, extra_body=extra, api_key_env=api_key_env,
-            json_path=json_out, html_path=html, output=output, label=label, seed=seed, warmup=warmup, serve=serve,
-            serve_timeout=serve_timeout, max_restarts=max_restarts, serve_hang_timeout=serve_hang_timeout, quiet=quiet,
-            argv=tuple(["evalsuite"] + sys.argv[1:]))
-    except json.JSONDecodeError as e:
-        _fail(f"--extra-body is not valid JSON: {e}")
-    except UsageError as e:
-        _fail(str(e))
-    if set_:
-        from .speed.sweep import speed_sweep
-
-        raise typer.Exit(speed_sweep(settings, set_, run_dir, echo=typer.echo))
-    raise typer.Exit(speed_main(settings, echo=typer.echo))
+    raise typer.Exit(speed_cli(
+        endpoint=endpoint, model=model, pp=pp, tg=tg, depth=depth, concurrency=concurrency, runs=runs, workload=workload,
+        prefix_cache=prefix_cache, duration=duration, data_dir=data_dir, json_path=json_out, html_path=html,
+        output=output, label=label, api=api, ignore_eos=ignore_eos, extra_body=extra_body, timeout=timeout, seed=seed,
+        warmup=warmup, compare=compare_with, serve=serve, sets=set_, run_dir=run_dir, serve_timeout=serve_timeout,
+        max_restarts=max_restarts, serve_hang_timeout=serve_hang_timeout, api_key_env=api_key_env, quiet=quiet,
+        argv=tuple(["evalsuite"] + sys.argv[1:]), echo=typer.echo))
 
 
 @app.command("svg-render")

@@ -141,3 +141,35 @@ def finish(profile: Profile, settings: SpeedSettings, out: Callable[[str], None]
         print("speed: the server went away during the profile; the rows measured before are kept (partial)",
               file=sys.stderr)
     return exit_code(profile)
+
+
+def speed_cli(*, pp: str | None, tg: str | None, depth: str | None, concurrency: str | None, workload: str | None,
+              duration: str | None, extra_body: str | None, compare=None, sets=(), run_dir: Path | None = None,
+              echo: Callable[[str], None] | None = None, **fields) -> int:
+    """The command line's `evalsuite speed`: its options as typed -> SpeedSettings, then the
+    compare (--compare A B), the sweep (--serve with --set) or the profile. Returns the exit code."""
+    from .settings import parse_duration, parse_ints, parse_workloads
+
+    if compare:
+        from .compare import compare_main
+
+        return compare_main(list(compare))
+    try:
+        extra = json.loads(extra_body) if extra_body else {}
+        if not isinstance(extra, dict):
+            raise UsageError("--extra-body must be a JSON object")
+        settings = SpeedSettings(
+            pp=parse_ints(pp, "--pp", 1, (512,)), tg=parse_ints(tg, "--tg", 1, (128,)),
+            depth=parse_ints(depth, "--depth", 0, (0,)), concurrency=parse_ints(concurrency, "--concurrency", 1, (1,)),
+            workloads=parse_workloads(workload), duration_s=parse_duration(duration), extra_body=extra, **fields)
+    except json.JSONDecodeError as e:
+        print(f"error: --extra-body is not valid JSON: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if sets:
+        from .sweep import speed_sweep
+
+        return speed_sweep(settings, sets, run_dir, echo=echo)
+    return speed_main(settings, echo=echo)
