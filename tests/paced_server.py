@@ -144,6 +144,10 @@ class PacedServer:
             ready.set()
             loop.run_forever()
             loop.run_until_complete(self._runner.cleanup())
+            pending = asyncio.all_tasks(loop)   # handlers still waiting (a dead server's): cancelled, not left
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close()
 
         self._thread = threading.Thread(target=serve, name="paced-server", daemon=True)

@@ -171,5 +171,5 @@ def speed_cli(*, pp: str | None, tg: str | None, depth: str | None, concurrency:
     if sets:
         from .sweep import speed_sweep
 
-        return speed_sweep(settings, sets, run_dir, echo=echo)
+        return speed_sweep(settings, sets, run_dir, speed_main, echo=echo)
     return speed_main(settings, echo=echo)

@@ -16,10 +16,9 @@ from .settings import SpeedSettings
 
 
 def speed_sweep(settings: SpeedSettings, sets: Sequence[str], root: Path | None,
-                echo: Callable[[str], None] | None = None) -> int:
-    """0 every profile finished cleanly; else the worst exit code of a profile (2 bad usage)."""
-    from .command import speed_main
-
+                speed_main: Callable[..., int], echo: Callable[[str], None] | None = None) -> int:
+    """0 every profile finished cleanly; else the worst exit code of a profile (2 bad usage).
+    `speed_main(settings, echo=...)`: one profile, its exit code (command.speed_main)."""
     out = echo or print
     try:
         if not settings.serve:
