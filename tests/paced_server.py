@@ -91,6 +91,7 @@ class PacedServer:
         self.cached_prompts: list[list[int]] = []
         self.counters = {"drafts": 0, "draft_tokens": 0, "accepted": 0}
         self.completions = 0
+        self.jitters: list[float] = []      # each answered request's decode-interval factor (decode_jitter)
         self.tokenize_calls = 0
         self.flights: list[Flight] = []
         self.active = 0
@@ -147,7 +148,11 @@ class PacedServer:
             pending = asyncio.all_tasks(loop)   # handlers still waiting (a dead server's): cancelled, not left
             for task in pending:
                 task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+            async def drained() -> None:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+            loop.run_until_complete(drained())
             loop.close()
 
         self._thread = threading.Thread(target=serve, name="paced-server", daemon=True)
@@ -304,6 +309,7 @@ class PacedServer:
         jitter = 1.0
         if self.decode_jitter:
             jitter = 1 + self.decode_jitter * ((zlib.crc32(bytes(str(ids[:64]), "ascii")) % 2001) / 1000.0 - 1)
+        self.jitters.append(jitter)
         pieces = []
         if self.flood and stream:
             if chat not in self._blobs:   # one event per word, built once: the server's own work must not pace it
