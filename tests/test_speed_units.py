@@ -199,3 +199,11 @@ def test_the_outputs_and_exit_codes_of_a_finished_profile(tmp_path):
     failed = p.with_rows([replace(p.rows[0], failed=2)] + list(p.rows[1:]))
     assert exit_code(failed) == 1
     assert exit_code(replace(p, status="partial")) == 3 and exit_code(replace(p, status="interrupted")) == 130
+
+
+def test_tokens_read_in_one_block_get_no_decode_time_and_the_row_says_why():
+    test = BenchTest("math", 128, 9, 0, 1, 2)
+    late = sample(ttft=0.1, last=0.1, tokens=9)          # every chunk stamped at the same instant
+    pp, tg = rows_of(Measured(test, samples=[late, sample()], started=0.0, stream_ends=[1.0]), 0.0)
+    assert tg.figure.values == (pytest.approx(20.0),)
+    assert any("1 request(s) without a decode time" in n for n in tg.notes), tg.notes

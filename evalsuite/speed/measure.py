@@ -255,6 +255,10 @@ def rows_of(result: Measured, latency: float) -> list[Row]:
         if per_chunk >= 1.5:
             notes.append(f"tokens came in bursts ({per_chunk:.1f} a chunk): decode shares each chunk's tokens out "
                          "by its characters")
+    untimed = sum(1 for s in counted if s.completion_tokens >= 2 and decode_rate(s) is None)
+    if untimed:
+        notes.append(f"{untimed} request(s) without a decode time: their tokens arrived together (read in one "
+                     "block: a busy client or machine)")
     ttfts = [s.ttft for s in answered]
     times = dict(ttfr_ms=_ms([s.ttfr for s in answered]), ttft_ms=_ms(ttfts),
                  prefill_ms=_ms([None if s.ttft is None else s.ttft - latency for s in answered]),
