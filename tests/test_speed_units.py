@@ -207,3 +207,4 @@ def test_tokens_read_in_one_block_get_no_decode_time_and_the_row_says_why():
     pp, tg = rows_of(Measured(test, samples=[late, sample()], started=0.0, stream_ends=[1.0]), 0.0)
     assert tg.figure.values == (pytest.approx(20.0),)
     assert any("1 request(s) without a decode time" in n for n in tg.notes), tg.notes
+    assert any("1 request(s) read in clumps" in n for n in tg.notes), tg.notes

@@ -255,6 +255,10 @@ def rows_of(result: Measured, latency: float) -> list[Row]:
         if per_chunk >= 1.5:
             notes.append(f"tokens came in bursts ({per_chunk:.1f} a chunk): decode shares each chunk's tokens out "
                          "by its characters")
+    clumped = sum(1 for s in counted if len(s.token_times) >= 4 and len(set(s.token_times)) < len(s.token_times) / 2)
+    if clumped:
+        notes.append(f"{clumped} request(s) read in clumps (most chunks arrived in the same read): their decode "
+                     "figures are the client's view, not the server's pace")
     untimed = sum(1 for s in counted if s.completion_tokens >= 2 and decode_rate(s) is None)
     if untimed:
         notes.append(f"{untimed} request(s) without a decode time: their tokens arrived together (read in one "
