@@ -44,6 +44,8 @@ def notes_text(row: Row) -> str:
         out.append(f"{row.cached_tokens:.0f} cached")
     if row.prompt_tokens is None and not row.error and row.runs:
         out.append("no usage")
+    # the row's own notes, each by its head (the whole sentence is in the JSON and on the page)
+    out += [n.split(":")[0] for n in row.notes if not n.startswith(("partial", "the server sent no usage"))]
     return "; ".join(out)
 
 

@@ -41,7 +41,10 @@ def check_grid(p, exact_prompt: bool = True):
                                         "pp128 @ d512 c2", "tg32 @ d512 c2"]
     for r in p.rows:
         assert r.failed == 0 and r.error is None and r.runs == 2 * r.concurrency, r
-        assert r.figure.mean > 0 and r.ttfr_ms <= r.ttft_ms
+        assert r.ttfr_ms <= r.ttft_ms
+        # a decode figure, or the row says why there is none (every token of a request read at once:
+        # vLLM's tiny model with speculation answers 32 tokens in a few ms, in a few chunks)
+        assert (r.figure.mean or 0) > 0 or any("without a decode time" in n for n in r.notes), r
         # the server's own count of what it was sent: depth + pp, the chat template included
         assert abs(r.prompt_tokens - (r.depth + r.pp)) <= (2 if exact_prompt else 0.03 * (r.depth + r.pp)), r.prompt_tokens
         if r.test == "tg":
