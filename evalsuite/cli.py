@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import typer
 
@@ -261,6 +261,51 @@ def _run_command(args: List[str]) -> int:
         return 2
 
 
+@app.command()
+def speed(
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", "-e", metavar="URL", help=f"Base URL of an OpenAI-compatible server. Default {DEFAULT_ENDPOINT}."),
+    model: Optional[str] = typer.Option(None, help="Model id to request (default: the first one /v1/models lists)."),
+    pp: Optional[str] = typer.Option(None, metavar="N,N", help="Prompt sizes in the server's tokens, comma-separated (default 512). The chat template's tokens count in them."),
+    tg: Optional[str] = typer.Option(None, metavar="N,N", help="Tokens generated per request (default 128); with --ignore-eos, exactly that many."),
+    depth: Optional[str] = typer.Option(None, metavar="N,N", help="Context depths: tokens of text before each prompt (default 0)."),
+    concurrency: Optional[str] = typer.Option(None, "--concurrency", "-c", metavar="N,N", help="Streams kept full at once (default 1): a new request starts the moment one ends."),
+    runs: int = typer.Option(5, "--runs", "-r", min=1, metavar="N", help="Requests per stream per test: mean ± std and the 95% interval are over them."),
+    workload: Optional[str] = typer.Option(None, metavar="KIND", help="The packs' text the prompts are made of: math, code, prose, extract, or mix (each reported apart). Default math."),
+    prefix_cache: bool = typer.Option(False, "--prefix-cache", help="Also measure a context loaded once, then a prompt over it: the load and the cached prompt as rows of their own."),
+    duration: Optional[str] = typer.Option(None, metavar="TIME", help="Soak: hold the first --concurrency for this long (90s, 30m, 1h) on pack prompts, then stop; requests, failures, restarts, aggregate t/s over time."),
+    data_dir: Optional[Path] = typer.Option(None, envvar="EVALSUITE_DATA_DIR", help="Offline data folder laid out like shared/data (the prompts' text)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the profile as JSON here (after every test: a crash keeps what was measured)."),
+    html: Optional[Path] = typer.Option(None, help="Write an HTML page with the table and plots here."),
+    output: str = typer.Option("table", "--output", "-o", help="What to print: table (llama-bench's shape), json, csv or none."),
+    label: Optional[str] = typer.Option(None, help="A name for this profile in comparisons (e.g. spec-on)."),
+    api: str = typer.Option("chat", help="chat (chat completions) or completions (raw prompt)."),
+    ignore_eos: bool = typer.Option(True, help="Send ignore_eos so every request generates exactly --tg tokens (llama-server, vLLM); --no-ignore-eos for servers that refuse it."),
+    extra_body: Optional[str] = typer.Option(None, help="JSON object of server-specific fields sent with every request."),
+    timeout: float = typer.Option(600.0, help="Seconds one request may take."),
+    seed: int = typer.Option(0, help="Where in the packs' text the prompts start."),
+    warmup: bool = typer.Option(True, help="One short request before the first test."),
+    compare_with: Optional[Tuple[Path, Path]] = typer.Option(None, "--compare", metavar="A.json B.json", help="Instead of measuring: compare two profiles (as `evalsuite compare A.json B.json`)."),
+    serve: Optional[str] = typer.Option(None, metavar="COMMAND", help='Start this server command, profile it, restart it if it dies (as `run` does), stop it at the end; {port} is a free port.'),
+    set_: List[str] = typer.Option([], "--set", metavar="NAME=V1,V2", help="With --serve: one managed server and one profile per setting, as `sweep` (values of a {NAME} placeholder; repeat for more, crossed); then the compare and RUN_DIR/report.html."),
+    run_dir: Optional[Path] = typer.Option(None, help="With --set: the folder of the profiles (default results/speed-sweep-<time>)."),
+    serve_timeout: float = typer.Option(600.0, help="With --serve: seconds the server may take to become ready."),
+    max_restarts: int = typer.Option(3, min=0, metavar="N", help="With --serve: restarts of a server that dies or hangs."),
+    serve_hang_timeout: float = typer.Option(120.0, help="With --serve: a server whose /v1/models has not answered this long is killed and restarted."),
+    api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the API key (default OPENAI_API_KEY)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Speed profile of an endpoint, llama-bench style: prefill and decode t/s per depth and concurrency, TTFR/TTFT, speculative acceptance, on the packs' own text (docs/speed.md)."""
+    from .speed.command import speed_cli
+
+    raise typer.Exit(speed_cli(
+        endpoint=endpoint, model=model, pp=pp, tg=tg, depth=depth, concurrency=concurrency, runs=runs, workload=workload,
+        prefix_cache=prefix_cache, duration=duration, data_dir=data_dir, json_path=json_out, html_path=html,
+        output=output, label=label, api=api, ignore_eos=ignore_eos, extra_body=extra_body, timeout=timeout, seed=seed,
+        warmup=warmup, compare=compare_with, serve=serve, sets=set_, run_dir=run_dir, serve_timeout=serve_timeout,
+        max_restarts=max_restarts, serve_hang_timeout=serve_hang_timeout, api_key_env=api_key_env, quiet=quiet,
+        argv=tuple(["evalsuite"] + sys.argv[1:]), echo=typer.echo))
+
+
 @app.command("svg-render")
 def svg_render(
     run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run folder of the svg pack."),
@@ -294,7 +339,7 @@ def gallery(
 
 @app.command()
 def compare(
-    runs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders; each is compared against the first."),
+    runs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders (or speed profiles' JSON); each is compared against the first."),
     sweep: Optional[str] = typer.Option(None, help="Order the runs by this setting and print one sweep table (a manifest key, or a key in decoding / decoding.extra_body, e.g. label, max_tokens, thinking_budget)."),
     alpha: float = typer.Option(0.05, help="Significance level of the exact McNemar tests."),
     plots: Optional[Path] = typer.Option(None, help="Write the PNG plots into this folder."),
@@ -303,7 +348,14 @@ def compare(
     equivalence_margin: Optional[float] = typer.Option(None, help="Also say, for each run vs the first, whether accuracy is equivalent within ±this many points (TOST), worse, or undecided with the items needed."),
     use_judge: bool = typer.Option(False, help="Count the judge's verdict where it decided (default: rule verdicts only)."),
 ) -> None:
-    """Accuracy (Wilson 95%), exact McNemar vs the first run, per-subset deltas, reasoning length and time to solution."""
+    """Accuracy (Wilson 95%), exact McNemar vs the first run, per-subset deltas, reasoning length and time to solution.
+    Of speed profiles (JSON from `evalsuite speed --json`): the speedup of each row, with its interval."""
+    from .speed.rows import is_profile_file
+
+    if runs and all(is_profile_file(p) for p in runs):
+        from .speed.compare import compare_main as speed_compare
+
+        raise typer.Exit(speed_compare(runs, json_path=json_out))
     from .analysis.compare.tables import compare_main
 
     raise typer.Exit(compare_main(runs, sweep_key=sweep, alpha=alpha, plots_dir=plots, json_path=json_out,
@@ -341,13 +393,20 @@ def gate(
 
 @app.command()
 def report(
-    runs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders; each is compared against the first."),
+    runs: List[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run folders (or speed profiles' JSON); each is compared against the first."),
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
     diff: Optional[Path] = typer.Option(None, help="JSON from `evalsuite diff --json`: its divergences go in the page."),
     samples: int = typer.Option(8, min=0, metavar="N", help="Sample transcripts to include (disagreements first)."),
     alpha: float = typer.Option(0.05, help="Significance level of the exact McNemar tests."),
 ) -> None:
-    """One self-contained HTML page: tables, plots, verdict, sample transcripts (reasoning folded)."""
+    """One self-contained HTML page: tables, plots, verdict, sample transcripts (reasoning folded).
+    Of speed profiles (JSON): their tables, the speedups against the first, the plots."""
+    from .speed.rows import is_profile_file
+
+    if runs and all(is_profile_file(p) for p in runs):
+        from .speed.html import report_main as speed_report
+
+        raise typer.Exit(speed_report(runs, output))
     from .analysis.report import report_main
 
     raise typer.Exit(report_main(runs, output, diff=diff, samples=samples, alpha=alpha))

@@ -122,3 +122,31 @@ def write_tiny_gguf(path: str | Path, dtype: str = "f32", seed: int = 0, perturb
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+def write_tokenizer_folder(folder: str | Path) -> Path:
+    """A Hugging Face tokenizer folder (tokenizer.json, tokenizer_config.json) with the GGUF's own
+    vocabulary, merges and chat template: byte-level BPE as llama.cpp's "gpt-2" pre-tokenizer
+    reads it. For tools that count tokens with a local tokenizer (llama-benchy, `vllm bench
+    serve`) against a llama-server on this GGUF. Written as JSON: the tokenizers package is not needed."""
+    import json
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokens, types, merges = vocabulary()
+    added = [{"id": tokens.index(t), "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for t in CONTROL_TOKENS]
+    tokenizer = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {t: i for i, t in enumerate(tokens)}, "merges": merges},
+    }
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer, ensure_ascii=False), encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<|endoftext|>", "eos_token": "<|im_end|>",
+        "model_max_length": 4096, "chat_template": CHATML_TEMPLATE, "add_bos_token": False}), encoding="utf-8")
+    return folder

@@ -1,0 +1,158 @@
+"""PNG plots of speed profiles, as analysis/plots.py draws: matplotlib imported inside each
+function with the Agg backend, every function returns PNG bytes (None when the profiles hold
+nothing to draw). One line or bar set per profile, so a comparison overlays them."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .rows import Profile, Row
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    _pyplot().close(fig)
+    return buffer.getvalue()
+
+
+def _err(row_stat) -> tuple[float, float]:
+    if row_stat.ci95 is None:
+        return 0.0, 0.0
+    return max(0.0, row_stat.mean - row_stat.ci95[0]), max(0.0, row_stat.ci95[1] - row_stat.mean)
+
+
+def _label(profile: Profile, several: bool, *parts: str) -> str:
+    bits = [profile.name] if several else []
+    return " ".join(bits + [p for p in parts if p]) or profile.name
+
+
+def _tg(profile: Profile) -> list[Row]:
+    return [r for r in profile.rows if r.test == "tg" and not r.cached_mode and r.figure and r.figure.mean is not None]
+
+
+def tg_vs_depth(profiles: Sequence[Profile]) -> bytes | None:
+    """Per-request decode t/s against the context depth, a line per profile, workload, tg and concurrency."""
+    lines: dict[tuple, list[Row]] = {}
+    for p in profiles:
+        for r in _tg(p):
+            lines.setdefault((p.name, r.workload, r.tg, r.concurrency), []).append(r)
+    if not any(len({r.depth for r in rows}) > 1 for rows in lines.values()):
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    several = len(profiles) > 1
+    for (name, workload, tg, c), rows in lines.items():
+        rows = sorted(rows, key=lambda r: r.depth)
+        profile = next(p for p in profiles if p.name == name)
+        errs = [_err(r.figure) for r in rows]
+        ax.errorbar([r.depth for r in rows], [r.figure.mean for r in rows], yerr=[[e[0] for e in errs], [e[1] for e in errs]],
+                    marker="o", capsize=3, label=_label(profile, several, workload, f"tg{tg}", f"c{c}"))
+    ax.set_xlabel("context depth (tokens)")
+    ax.set_ylabel("decode t/s per request, 95% CI")
+    ax.set_title("Decode speed vs context depth")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def by_concurrency(profiles: Sequence[Profile]) -> bytes | None:
+    """Per-request and aggregate decode t/s against the concurrency, at each profile's first depth."""
+    plt = _pyplot()
+    drawn = False
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    several = len(profiles) > 1
+    for p in profiles:
+        rows = _tg(p)
+        if not rows:
+            continue
+        depth = min(r.depth for r in rows)
+        for (workload, tg) in dict.fromkeys((r.workload, r.tg) for r in rows):
+            line = sorted((r for r in rows if r.depth == depth and r.workload == workload and r.tg == tg),
+                          key=lambda r: r.concurrency)
+            if len({r.concurrency for r in line}) < 2:
+                continue
+            drawn = True
+            xs = [r.concurrency for r in line]
+            ax.plot(xs, [r.figure.mean for r in line], marker="o", label=_label(p, several, workload, f"tg{tg}", "per request"))
+            agg = [(r.concurrency, r.aggregate.mean) for r in line if r.aggregate and r.aggregate.mean is not None]
+            single = [(r.concurrency, r.figure.mean) for r in line if r.concurrency == 1]
+            points = sorted(single + agg)
+            if points:
+                ax.plot([x for x, _ in points], [y for _, y in points], marker="s", linestyle="--",
+                        label=_label(p, several, workload, f"tg{tg}", "aggregate"))
+    if not drawn:
+        _pyplot().close(fig)
+        return None
+    ax.set_xlabel("concurrency (streams kept full)")
+    ax.set_ylabel("decode t/s")
+    ax.set_title("Per-request and aggregate decode vs concurrency")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def acceptance(profiles: Sequence[Profile]) -> bytes | None:
+    """The acceptance rate per workload (mean over its decode rows), one bar per profile."""
+    data: dict[str, dict[str, list[float]]] = {}
+    for p in profiles:
+        for r in p.rows:
+            if r.test == "tg" and r.acceptance is not None and r.acceptance.rate is not None:
+                data.setdefault(p.name, {}).setdefault(r.workload, []).append(r.acceptance.rate)
+    if not data:
+        return None
+    workloads = list(dict.fromkeys(w for d in data.values() for w in d))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.3 * len(workloads) * len(data) + 2), 4.2))
+    width = 0.8 / len(data)
+    for n, (name, by) in enumerate(data.items()):
+        values = [100 * sum(by[w]) / len(by[w]) if w in by else 0.0 for w in workloads]
+        bars = ax.bar([i + n * width for i in range(len(workloads))], values, width=width, label=name)
+        ax.bar_label(bars, labels=[f"{v:.0f}%" for v in values], fontsize=7, padding=1)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(workloads))], workloads)
+    ax.set_ylabel("accepted / drafted tokens (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Speculative acceptance per workload")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return _png(fig)
+
+
+def soak(profiles: Sequence[Profile]) -> bytes | None:
+    series = [(p, p.soak) for p in profiles if p.soak is not None and p.soak.series]
+    if not series:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 3.8))
+    for p, s in series:
+        ax.plot([t for t, _ in s.series], [v for _, v in s.series], marker=".", label=f"{p.name} (c{s.concurrency})")
+    ax.set_xlabel("seconds from the start")
+    ax.set_ylabel(f"aggregate t/s per {series[0][1].window_s:g}-s window")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Soak: aggregate decode over time")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+PLOTS = {"tg vs depth": tg_vs_depth, "per-request and aggregate vs concurrency": by_concurrency,
+         "acceptance per workload": acceptance, "soak": soak}
+
+
+def all_plots(profiles: Sequence[Profile]) -> list[tuple[str, bytes]]:
+    out = []
+    for name, make in PLOTS.items():
+        png = make(profiles)
+        if png is not None:
+            out.append((name, png))
+    return out
