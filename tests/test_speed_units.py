@@ -105,6 +105,8 @@ def test_rows_count_failures_apart_and_never_average_them_in():
     assert pp.failed == tg.failed == 1 and pp.runs == tg.runs == 3
     assert tg.figure.values == (pytest.approx(20.0),) * 3
     assert pp.name == "pp512 c2" and tg.name == "tg9 c2" and tg.aggregate is not None
+    # and says why: a count alone leaves a flaky row unexplained
+    assert "first failure: server_error: HTTP 503: busy" in tg.notes and tg.notes == pp.notes
 
 
 def test_an_error_for_every_request_is_the_rows_error():

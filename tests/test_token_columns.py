@@ -6,6 +6,7 @@ dropped), entry by entry."""
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import pyarrow as pa
@@ -55,7 +56,9 @@ def _clean_value(entry: dict) -> dict:
     return {"token": token if isinstance(token, str) else None,
             "bytes": None if b is None else list(b),
             "id": token_id if type(token_id) is int and -2**31 <= token_id < 2**31 else None,
-            "logprob": float(lp) if number and abs(lp) < 1e308 else None}
+            # past float32's range a double is +-inf in the column, as the double cast makes it
+            # (the old clean-up nulled |lp| >= 1e308 only, but made 1e300 inf: one rule now)
+            "logprob": float(lp) if number and abs(lp) <= sys.float_info.max else None}
 
 
 def _clean_entry(entry: dict) -> dict:

@@ -246,6 +246,10 @@ def rows_of(result: Measured, latency: float) -> list[Row]:
     partial = result.down is not None
     if partial:
         notes.append(f"partial: the server went away during the test ({result.down})")
+    failures = [s.error for s in (*result.loads, *result.samples) if not s.ok and s.error is not None]
+    if failures and not error:   # a failure counted is also said: the first one's kind and message
+        first = failures[0]
+        notes.append(f"first failure: {first.kind}: {str(first.message)[:200]}")
     no_usage = answered and all(s.prompt_tokens is None for s in answered)
     if no_usage:
         notes.append("the server sent no usage: no token counts, so no rates (never estimated from characters)")
