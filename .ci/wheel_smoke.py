@@ -36,6 +36,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SERVER = REPO / "tests" / "smoke_server.py"
+PACED = REPO / "tests" / "paced_server.py"   # `speed`'s fake: programmed rates, /tokenize (aiohttp only)
 N_ITEMS = 40
 COMMAND_TIMEOUT = 300
 INSTALL_TIMEOUT = 1200
@@ -128,9 +129,15 @@ def write_data(folder: Path) -> None:
         rows.append({"question": f"Tom has {a} apples and gets {b} more. What is {a} plus {b}?",
                      "answer": f"He has {a} + {b} = <<{a}+{b}={a + b}>>{a + b} apples.\n#### {a + b}"})
     (folder / "gsm8k" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    # a few MATH-style problems: `speed`'s math workload reads gsm8k and math500 text
+    (folder / "math500").mkdir(parents=True, exist_ok=True)
+    problems = [{"problem": f"Compute ${n} \\times {n + 3}$ and explain each step of the working.", "answer": str(n * (n + 3)),
+                 "solution": f"We have ${n} \\times {n + 3} = \\boxed{{{n * (n + 3)}}}$.", "subject": "Prealgebra",
+                 "level": 1, "unique_id": f"test/prealgebra/{n}.json"} for n in range(2, 12)]
+    (folder / "math500" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in problems), encoding="utf-8")
 
 
-def steps(base: str, cand: str, data: Path, serve: str) -> list[Step]:
+def steps(base: str, cand: str, data: Path, serve: str, paced: str) -> list[Step]:
     run = ["run", "gsm8k", "--data-dir", str(data), "--concurrency", "8", "--quiet"]
     sampled = ["--samples", "4", "--temperature", "0.7"]
     return [
@@ -183,7 +190,13 @@ def steps(base: str, cand: str, data: Path, serve: str) -> list[Step]:
         Step("sweep", ["sweep", "gsm8k", "--serve", serve, "--set", "shift=0,0.3", "--limit", "8",
                        "--data-dir", str(data), "--run-dir", "sweep", "--quiet"], 0,
              "docs/engines.md: 0 when every run passed", files=("sweep/report.html",)),
+        Step("speed", ["speed", "-e", paced, "--pp", "64", "--tg", "8", "--runs", "2", "-c", "1,2", "--data-dir",
+                       str(data), "--json", "speed.json", "--html", "speed.html"], 0, "docs/speed.md: 0 when measured",
+             files=("speed.json", "speed.html"), says=("tg8 c2",)),
+        Step("compare two speed profiles", ["compare", "speed.json", "speed.json"], 0, "docs/speed.md: the speedups",
+             says=("within noise",)),
         # bad input: exit 2, one clear line, no traceback
+        Step("speed: --tg 0", ["speed", "-e", paced, "--tg", "0"], 2, "docs/speed.md: bad input exits 2"),
         Step("show: not a run folder", ["show", "no-such-folder"], 2, "docs/records.md: unreadable run"),
         Step("run: data folder without the pack", ["run", "gsm8k", "-e", base, "--data-dir", "no-such-data",
                                                    "--run-dir", "x", "--quiet"], 2, "README: 2 bad input"),
@@ -198,9 +211,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(python: Path, log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+def start_server(python: Path, log: Path, *extra: str, script: Path = SERVER) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    proc = subprocess.Popen([str(python), str(SERVER), "--port", str(port), *extra], stdout=open(log, "ab"),
+    proc = subprocess.Popen([str(python), str(script), "--port", str(port), *extra], stdout=open(log, "ab"),
                             stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 60
@@ -233,9 +246,10 @@ def check(version: str, venv: Path, work: Path) -> list[str]:
     try:
         base_proc, base = start_server(python, work / f"server-{version}.log")
         cand_proc, cand = start_server(python, work / f"server-{version}.log", "--shift", "0.3")
-        servers = [base_proc, cand_proc]
+        paced_proc, paced = start_server(python, work / f"server-{version}.log", "--decode-rate", "400", script=PACED)
+        servers = [base_proc, cand_proc, paced_proc]
         serve = f"{shlex.quote(str(python))} {shlex.quote(str(SERVER))} --port {{port}} --shift {{shift}}"
-        for step in steps(base, cand, data, serve):
+        for step in steps(base, cand, data, serve, paced):
             started = time.monotonic()
             try:
                 done = subprocess.run([str(evalsuite), *step.args], cwd=folder, env={**env, **step.env},

@@ -55,7 +55,7 @@ def test_the_smoke_test_runs_every_command_on_every_claimed_python():
 
     smoke = smoke_module()
     assert smoke.claimed_pythons() == ["3.11", "3.12", "3.13"]
-    steps = smoke.steps("http://b/v1", "http://c/v1", Path("data"), "serve {port}")
+    steps = smoke.steps("http://b/v1", "http://c/v1", Path("data"), "serve {port}", "http://p/v1")
     commands = {s.args[0] for s in steps}
     cli = set(typer.main.get_command(app).commands)
     assert cli <= commands, f"commands the wheel smoke test never runs: {sorted(cli - commands)}"
