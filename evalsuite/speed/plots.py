@@ -3,27 +3,10 @@ function with the Agg backend, every function returns PNG bytes (None when the p
 nothing to draw). One line or bar set per profile, so a comparison overlays them."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
+from ..analysis.plots import _png, _pyplot   # one Agg set-up and one PNG writer for every page
 from .rows import Profile, Row
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _png(fig: Any) -> bytes:
-    import io
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    _pyplot().close(fig)
-    return buffer.getvalue()
 
 
 def _err(row_stat) -> tuple[float, float]:
