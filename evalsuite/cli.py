@@ -247,21 +247,22 @@ def sweep(
 ) -> None:
     """One managed server and one run per setting (e.g. per quant), then the compare table and a report.
     Every other option is passed to each `evalsuite run` as typed (--limit, --data-dir, --max-tokens, ...)."""
-    from .serve.sweep import speed_settings, sweep_main
+    from .serve.sweep import sweep_main
 
+    quiet = "--quiet" in ctx.args or "-q" in ctx.args
     profile = None
     if speed:
         from .client.errors import UsageError
+        from .speed.pack_sweep import SweepSpeed
 
         try:
-            profile = speed_settings(pp=speed_pp, tg=speed_tg, depth=speed_depth, runs=speed_runs,
-                                     workload=speed_workload, run_args=list(ctx.args))
+            profile = SweepSpeed.from_options(pp=speed_pp, tg=speed_tg, depth=speed_depth, runs=speed_runs,
+                                              workload=speed_workload, run_args=list(ctx.args), quiet=quiet)
         except UsageError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2)
     raise typer.Exit(sweep_main(pack, serve, set_, settings, list(ctx.args), run_command=_run_command, run_dir=run_dir,
-                                resume=resume, report=report, quiet="--quiet" in ctx.args or "-q" in ctx.args,
-                                speed=profile))
+                                resume=resume, report=report, quiet=quiet, speed=profile))
 
 
 def _run_command(args: List[str]) -> int:

@@ -195,8 +195,9 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
     """The `evalsuite sweep` command: 0 all finished cleanly, 1 some items ended in errors, 2 bad
     usage, 3 / 130 a run stopped or was interrupted (started again, the sweep goes on from there).
     `run_command(args)`: `evalsuite run ARGS` in this process, its exit code (from the CLI).
-    `speed` (`sweep --speed`): a SpeedSettings; after each setting's run, a speed profile of the
-    same server command (speed_of_setting), its main figures in one table after the compare."""
+    `speed` (`sweep --speed`): a speed.pack_sweep.SweepSpeed; after each setting's run, `speed.profile`
+    measures the same server command, and `speed.table` puts the profiles' main figures beside the
+    runs' accuracy in one table after the compare."""
     from .command import fill_placeholders
 
     try:
@@ -232,7 +233,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
                 print(f"[{n}/{len(settings)}] {s.label}: finished before, not run again ({folder})", file=sys.stderr)
             codes.append(EXIT_OK)
             if speed is not None:
-                speed_codes[s.label] = speed_of_setting(speed, s, command, root, run_args, quiet, f"[{n}/{len(settings)}]")
+                speed_codes[s.label] = speed.profile(s, command, root, f"[{n}/{len(settings)}]")
             continue
         if not quiet:
             print(f"[{n}/{len(settings)}] {s.label}: {'resuming' if status else 'running'} -> {folder}", file=sys.stderr)
@@ -245,7 +246,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
                   f"To go on: the same command with --resume {root}", file=sys.stderr)
             return code
         if speed is not None:   # after the run has stopped its server: the profile starts the same command again
-            speed_codes[s.label] = speed_of_setting(speed, s, command, root, run_args, quiet, f"[{n}/{len(settings)}]")
+            speed_codes[s.label] = speed.profile(s, command, root, f"[{n}/{len(settings)}]")
     folders = [root / s.folder for s in settings]
     from ..analysis.compare.tables import compare_main
     from ..analysis.report import report_main
@@ -256,126 +257,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
                 + " vs ".join(s.label for s in settings))
     if speed is not None:
         print("")
-        print(speed_table(speed, settings, root, speed_codes))
+        print(speed.table(settings, root, speed_codes))
         if any(c != EXIT_OK for c in speed_codes.values()):
             codes.append(EXIT_ERRORS)
     return EXIT_ERRORS if EXIT_ERRORS in codes else EXIT_OK
-
-
-# ---------------------------------------------------------------------------- sweep --speed
-
-
-def speed_settings(*, pp: int, tg: int, depth: str, runs: int, workload: str | None, run_args: Sequence[str]):
-    """`sweep --speed`'s profile, as SpeedSettings: its size from the --speed-* options, and the
-    run options a profile shares with the runs (--data-dir for the packs' text, --model, --api,
-    --timeout). Raises UsageError naming the option."""
-    from ..speed.settings import SpeedSettings, check, parse_ints, parse_workloads
-
-    shared = _run_options(run_args, ("--data-dir", "--model", "--api", "--timeout"))
-    import os
-
-    data_dir = shared.get("--data-dir") or os.environ.get("EVALSUITE_DATA_DIR")
-    try:
-        timeout = float(shared.get("--timeout") or 600.0)
-    except ValueError:
-        raise UsageError(f"--timeout {shared['--timeout']!r} is not a number of seconds") from None
-    settings = SpeedSettings(pp=parse_ints(str(pp), "--speed-pp", 1, (128,)), tg=parse_ints(str(tg), "--speed-tg", 1, (32,)),
-                             depth=parse_ints(depth, "--speed-depth", 0, (0,)), runs=runs,
-                             workloads=parse_workloads(workload), data_dir=Path(data_dir) if data_dir else None,
-                             model=shared.get("--model"), api=shared.get("--api") or "chat", timeout=timeout,
-                             output="none", quiet=True)
-    check(settings)
-    return settings
-
-
-def _run_options(run_args: Sequence[str], names: Sequence[str]) -> dict[str, str]:
-    """The values of these options among the run's arguments (`--x V` or `--x=V`)."""
-    found: dict[str, str] = {}
-    words = list(run_args)
-    for i, word in enumerate(words):
-        name, eq, value = word.partition("=")
-        if name in names:
-            if eq:
-                found[name] = value
-            elif i + 1 < len(words):
-                found[name] = words[i + 1]
-    return found
-
-
-def speed_path(root: Path, setting: Setting) -> Path:
-    return root / f"{setting.folder}.speed.json"
-
-
-def speed_of_setting(speed: Any, setting: Setting, command: str, root: Path, run_args: Sequence[str], quiet: bool,
-                     where: str) -> int:
-    """One speed profile of the setting's server command (started again: the run stopped it),
-    to ROOT/NN-label.speed.json, its server log in ROOT/NN-label.speed/; a profile finished
-    before is not measured again. Its exit code (0 measured cleanly); a profile that fails
-    never stops the sweep: its row says why."""
-    from dataclasses import replace
-
-    from ..speed.command import speed_main
-    from ..speed.rows import ProfileError, read_profile
-
-    path = speed_path(root, setting)
-    if path.exists():
-        try:
-            if read_profile(path).status == "finished":
-                if not quiet:
-                    print(f"{where} {setting.label}: speed profile finished before, not measured again ({path})",
-                          file=sys.stderr)
-                return EXIT_OK
-        except ProfileError:
-            pass
-    if not quiet:
-        print(f"{where} {setting.label}: speed profile -> {path}", file=sys.stderr)
-    try:
-        return speed_main(replace(speed, serve=command, label=setting.label, json_path=path,
-                                  server_folder=root / f"{setting.folder}.speed"), echo=lambda line: None)
-    except Exception as e:   # a profile is an extra of the sweep: its failure marks its row, the sweep goes on
-        print(f"sweep: the speed profile of {setting.label} failed: {type(e).__name__}: {e}", file=sys.stderr)
-        return EXIT_ERRORS
-
-
-def speed_table(speed: Any, settings: Sequence[Setting], root: Path, codes: dict[str, int]) -> str:
-    """The sweep's table with speed: per setting its accuracy (and Δ against the first) and decode
-    t/s from the run's records, beside its profile's tg t/s, pp t/s, TTFT and acceptance. Also
-    written to ROOT/speed.json."""
-    from ..analysis.compare.comparison import compare_runs, fmt_num, fmt_pct, load_runs
-    from ..analysis.text_table import render_table
-    from ..speed.rows import ProfileError, read_profile
-    from ..speed.table import headline
-
-    cmp = compare_runs(load_runs([root / s.folder for s in settings]))
-    rows, data = [], []
-    for i, (s, stats) in enumerate(zip(settings, cmp.runs)):
-        path = speed_path(root, s)
-        try:
-            figures = headline(read_profile(path))
-        except ProfileError as e:
-            figures = {"test": None, "tg": None, "tg_ci95": None, "pp": None, "ttft_ms": None, "acceptance": None,
-                       "failed": f"no profile ({e})"}
-        if codes.get(s.label, EXIT_OK) not in (EXIT_OK, EXIT_ERRORS) and not figures["failed"]:
-            figures["failed"] = f"exit {codes[s.label]}"
-        pair = cmp.pairs[i - 1] if i else None
-        delta = "(first)" if pair is None else ("n/a" if pair.delta_pp is None else f"{pair.delta_pp:+.1f} pp")
-        acc = figures["acceptance"]
-        tg = fmt_num(figures["tg"], 2)
-        if figures["tg_ci95"]:
-            tg += f" [{figures['tg_ci95'][0]:.2f}, {figures['tg_ci95'][1]:.2f}]"
-        rows.append([s.label, fmt_pct(stats.accuracy), delta, fmt_num(stats.tokens.decode_median), tg,
-                     fmt_num(figures["pp"], 1), fmt_num(figures["ttft_ms"], 1),
-                     f"{acc:.2f}" if isinstance(acc, float) else (acc or "n/a"),
-                     f"speed profile failed: {figures['failed'].split('; ')[0][:120]}" if figures["failed"] else ""])
-        data.append({"label": s.label, "folder": s.folder, "profile": path.name, "accuracy": stats.accuracy,
-                     "delta_pp": None if pair is None else pair.delta_pp, "decode_median": stats.tokens.decode_median,
-                     **figures})
-    write_json_atomic(root / "speed.json", {"profile": speed.to_dict(), "settings": data})
-    size = f"pp {','.join(map(str, speed.pp))}, tg {','.join(map(str, speed.tg))}, depth " \
-           f"{','.join(map(str, speed.depth))}, {speed.runs} runs"
-    head = (f"Speed profile per setting (evalsuite speed, {size}; each setting's server command started again "
-            f"after its run; tg t/s: mean [95% CI] at the first depth; decode t/s (runs): the run's median per "
-            f"request)")
-    return head + "\n" + render_table(["setting", "accuracy", "Δ vs first", "decode t/s (runs)", "tg t/s", "pp t/s",
-                                        "TTFT (ms)", "acceptance", "notes"], rows)
-
