@@ -71,7 +71,7 @@ def test_lossless_reads_a_planted_2x_decode_speedup_and_the_candidates_acceptanc
     assert re.search(r"speed: decode (1\.[89]\d|2\.[0-2]\d)x \(\d\.\d\d–\d\.\d\d, 95%\) candidate vs baseline on the "
                      rf"{N} items both answered", line), line
     assert "acceptance 0.35 (168 of 480 drafted, /metrics counters)" in line, line
-    # the verdict's counts line is printed just above it (--quiet: the counts only, then the speed)
+    # the verdict's counts line is printed just above it
     lines = stdout.splitlines()
     assert lines.index(line) == 1 + next(i for i, x in enumerate(lines) if f"{N} identical" in x)
     assert "Speed beside the verdict:</b> speed: decode" in page

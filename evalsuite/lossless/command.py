@@ -158,8 +158,8 @@ def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: s
     from .speed import speed_beside   # the candidate's speed-up on the same requests, beside the verdict
 
     speed = speed_beside(runs[0].by_id, runs[1].by_id, runs[1].manifest)
-    summary = result.summary_line()   # the verdict's counts line, the speed line under it
-    echo(f"{summary}\n{speed.line()}" if quiet else format_diff(result).replace(summary, f"{summary}\n{speed.line()}", 1))
+    summary = result.summary_line()   # the verdict's counts line, the speed line under it (-q: the counts only)
+    echo(summary if quiet else format_diff(result).replace(summary, f"{summary}\n{speed.line()}", 1))
     extra: dict[str, Any] = {"speed": speed.to_dict()}
     if floor is not None:
         echo(f"noise floor (A/A {aa}): {floor.sentence}")
