@@ -175,11 +175,11 @@ PACED = f"{sys.executable} {Path(__file__).resolve().parent / 'paced_server.py'}
 
 def test_sweep_speed_puts_each_settings_profile_in_the_table_and_a_failed_one_marks_its_row(run_cli, tmp_path,
                                                                                            data_dir):
-    # three settings of one managed server: decode 40, decode 80, and a context too small for the profile's prompt
+    # three settings of one managed server: decode 40, a context too small for the profile's prompt, decode 80
     settings = tmp_path / "s.toml"
     settings.write_text('[[setting]]\nrate = "40"\nctx = "8192"\nlabel = "slow"\n'
-                        '[[setting]]\nrate = "80"\nctx = "8192"\nlabel = "fast"\n'
-                        '[[setting]]\nrate = "80"\nctx = "450"\nlabel = "short"\n', encoding="utf-8")
+                        '[[setting]]\nrate = "80"\nctx = "450"\nlabel = "short"\n'
+                        '[[setting]]\nrate = "80"\nctx = "8192"\nlabel = "fast"\n', encoding="utf-8")
     root = tmp_path / "sweep"
     proc = run_cli("sweep", "gsm8k", "--serve", PACED + " --port {port} --decode-rate {rate} --context {ctx} "
                    "--prefill-rate 4000", "--settings", settings, "--run-dir", root, "--speed", "--speed-pp", 512,
@@ -199,7 +199,7 @@ def test_sweep_speed_puts_each_settings_profile_in_the_table_and_a_failed_one_ma
     assert rows["slow"]["acceptance"] == "the server exposes no counters", rows
     # the short context refuses the profile's 512-token prompt: its row says so, the sweep went on
     assert rows["short"]["tg"] is None and "maximum context length" in rows["short"]["failed"], rows
-    assert (root / "03-short" / "manifest.json").exists()
+    assert (root / "02-short" / "manifest.json").exists() and (root / "03-fast.speed.json").exists()
     row = next(x for x in table if x.startswith("short "))
     assert "speed profile failed" in row, row
     assert (root / "01-slow.speed.json").exists()
