@@ -247,22 +247,19 @@ def sweep(
 ) -> None:
     """One managed server and one run per setting (e.g. per quant), then the compare table and a report.
     Every other option is passed to each `evalsuite run` as typed (--limit, --data-dir, --max-tokens, ...)."""
+    import functools
+
     from .serve.sweep import sweep_main
 
     quiet = "--quiet" in ctx.args or "-q" in ctx.args
-    profile = None
-    if speed:
-        from .client.errors import UsageError
+    speed_of = None
+    if speed:   # the profile's settings are made (and checked) by sweep_main, before any run
         from .speed.pack_sweep import SweepSpeed
 
-        try:
-            profile = SweepSpeed.from_options(pp=speed_pp, tg=speed_tg, depth=speed_depth, runs=speed_runs,
-                                              workload=speed_workload, run_args=list(ctx.args), quiet=quiet)
-        except UsageError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2)
+        speed_of = functools.partial(SweepSpeed.from_options, pp=speed_pp, tg=speed_tg, depth=speed_depth,
+                                     runs=speed_runs, workload=speed_workload, run_args=list(ctx.args), quiet=quiet)
     raise typer.Exit(sweep_main(pack, serve, set_, settings, list(ctx.args), run_command=_run_command, run_dir=run_dir,
-                                resume=resume, report=report, quiet=quiet, speed=profile))
+                                resume=resume, report=report, quiet=quiet, speed=speed_of))
 
 
 def _run_command(args: List[str]) -> int:

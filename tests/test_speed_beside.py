@@ -203,3 +203,21 @@ def test_sweep_speed_puts_each_settings_profile_in_the_table_and_a_failed_one_ma
     row = next(x for x in table if x.startswith("short "))
     assert "speed profile failed" in row, row
     assert (root / "01-slow.speed.json").exists()
+    # continued: a finished profile measured as asked is kept; other sizes measure it again
+    profile = root / "01-slow.speed.json"
+    first = profile.stat().st_mtime_ns
+    again = [*proc.args[3:]]
+    proc = run_cli(*again, timeout=600)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    assert profile.stat().st_mtime_ns == first
+    proc = run_cli(*[("3" if a == "2" and again[i - 1] == "--speed-runs" else a) for i, a in enumerate(again)],
+                   timeout=600)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    assert profile.stat().st_mtime_ns != first and json.loads(profile.read_text())["settings"]["runs"] == 3
+
+
+def test_sweep_speed_refuses_a_bad_size_before_any_run(run_cli, tmp_path):
+    proc = run_cli("sweep", "gsm8k", "--serve", PACED + " --port {port} --decode-rate {rate}", "--set", "rate=40",
+                   "--run-dir", tmp_path / "sweep", "--speed", "--speed-depth", "-1")
+    assert proc.returncode == 2 and "--speed-depth -1: a speed-depth cannot be negative" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "sweep").exists()

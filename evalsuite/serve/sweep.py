@@ -36,7 +36,7 @@ SWEEP_FILE = "sweep.json"
 RESERVED = ("port",)
 REFUSED_RUN_OPTIONS = ("--endpoint", "-e", "--serve", "--run-dir", "--resume", "--label")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 @dataclass(frozen=True)
@@ -195,9 +195,10 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
     """The `evalsuite sweep` command: 0 all finished cleanly, 1 some items ended in errors, 2 bad
     usage, 3 / 130 a run stopped or was interrupted (started again, the sweep goes on from there).
     `run_command(args)`: `evalsuite run ARGS` in this process, its exit code (from the CLI).
-    `speed` (`sweep --speed`): a speed.pack_sweep.SweepSpeed; after each setting's run, `speed.profile`
-    measures the same server command, and `speed.table` puts the profiles' main figures beside the
-    runs' accuracy in one table after the compare."""
+    `speed` (`sweep --speed`): a function making the speed.pack_sweep.SweepSpeed (it checks the
+    --speed-* options: a UsageError, exit 2); after each setting's run, `speed.profile` measures the
+    same server command, and `speed.table` puts the profiles' main figures beside the runs'
+    accuracy in one table after the compare."""
     from .command import fill_placeholders
 
     try:
@@ -215,6 +216,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
                 raise UsageError(f"{name} is given by --set and by --settings {settings_file}: give it once")
             axes.update(file_axes)
         settings = make_settings(axes, explicit)
+        speed = speed() if speed is not None else None   # before any run: bad --speed-* options are exit 2
         check_placeholders(serve, settings)
         root = sweep_root(run_dir, resume, pack)
         prepare_root(root, pack, serve, settings, resume is not None, run_args)
@@ -234,6 +236,8 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
             codes.append(EXIT_OK)
             if speed is not None:
                 speed_codes[s.label] = speed.profile(s, command, root, f"[{n}/{len(settings)}]")
+                if speed_codes[s.label] == EXIT_INTERRUPTED:
+                    return EXIT_INTERRUPTED
             continue
         if not quiet:
             print(f"[{n}/{len(settings)}] {s.label}: {'resuming' if status else 'running'} -> {folder}", file=sys.stderr)
@@ -247,6 +251,10 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
             return code
         if speed is not None:   # after the run has stopped its server: the profile starts the same command again
             speed_codes[s.label] = speed.profile(s, command, root, f"[{n}/{len(settings)}]")
+        if speed_codes.get(s.label) == EXIT_INTERRUPTED:   # Ctrl-C in a profile stops the sweep, as in a run
+            print(f"sweep: interrupted in the speed profile of {s.label}; to go on: the same command with --resume "
+                  f"{root}", file=sys.stderr)
+            return EXIT_INTERRUPTED
     folders = [root / s.folder for s in settings]
     from ..analysis.compare.tables import compare_main
     from ..analysis.report import report_main

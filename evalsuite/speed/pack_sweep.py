@@ -9,8 +9,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
-from ..client.errors import UsageError
+from .endpoint import UsageError
 from .settings import SpeedSettings
+
+
+SAME_PROFILE = ("pp", "tg", "depth", "runs", "workloads", "serve", "api")   # what a profile kept again must share
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,12 @@ class SweepSpeed:
         from .rows import ProfileError, read_profile
 
         path = self.path(root, setting)
+        asked = replace(self.settings, serve=command).to_dict()
         if path.exists():
             try:
-                if read_profile(path).status == "finished":
+                old = read_profile(path)
+                # finished, and measured as now asked (a sweep continued with other --speed-* sizes measures again)
+                if old.status == "finished" and all(old.settings.get(k) == asked[k] for k in SAME_PROFILE):
                     if not self.quiet:
                         print(f"{where} {setting.label}: speed profile finished before, not measured again ({path})",
                               file=sys.stderr)

@@ -135,7 +135,9 @@ def headline(profile: Profile) -> dict:
     if tg is not None:
         a = tg.acceptance
         acceptance = a.rate if a is not None and a.rate is not None else (tg.acceptance_note or "n/a")
-    figure = (lambda r: r.figure.mean if r is not None and r.figure is not None else None)  # noqa: E731
+    def figure(r: Row | None) -> float | None:
+        return r.figure.mean if r is not None and r.figure is not None else None
+
     return {"test": tg.name if tg is not None else None, "tg": figure(tg),
             "tg_ci95": list(tg.figure.ci95) if tg is not None and tg.figure is not None and tg.figure.ci95 else None,
             "pp": figure(pp), "ttft_ms": tg.ttft_ms if tg is not None else None, "acceptance": acceptance,
