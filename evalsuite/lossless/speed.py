@@ -4,7 +4,7 @@ on the same requests, and its speculation's acceptance.
 Per request, the decode rate is the record's own (analysis/run_stats.py DECODE_PER_REQUEST: first
 to last streamed token, tokens from usage; the server's own timings for an unstreamed run), one
 source for both runs; the speed-up is the paired ratio over the items both runs answered
-(run_stats.paired_decode: geometric mean of the per-item ratios, Student-t 95% interval of the
+(run_stats.paired_ratio: geometric mean of the per-item ratios, Student-t 95% interval of the
 mean log ratio). The acceptance is accepted ÷ drafted tokens of the candidate's run, from its
 manifest's speculation counters, else its records' llama-server timings (speculation.py).
 Pure: reads the two loaded runs only.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..analysis.run_stats import DECODE_PER_REQUEST, PairedRatio, decode_source, item_decode_rate, paired_decode
+from ..analysis.run_stats import DECODE_PER_REQUEST, PairedRatio, decode_rates, paired_ratio
 from ..analysis.stats import median
 from ..speculation import SpecCounters, run_acceptance
 
@@ -75,14 +75,10 @@ def speed_beside(baseline: Mapping[str, Mapping[str, Any]], candidate: Mapping[s
                  candidate_manifest: Mapping[str, Any] | None, ids: Sequence[str] | None = None) -> SpeedBeside:
     """The candidate against the baseline on the items both have (records by id; `ids` in order)."""
     ids = [i for i in (ids if ids is not None else baseline) if i in baseline and i in candidate]
-    base = [baseline[i] for i in ids]
     cand = [candidate[i] for i in ids]
-    source = decode_source([base, cand])
-
-    def med(records: Sequence[Mapping[str, Any]]) -> float | None:
-        return median([v for v in (item_decode_rate(r, source) for r in records) if v is not None])
-
+    source, (rates_b, rates_c) = decode_rates([[baseline[i] for i in ids], cand])
     return SpeedBeside(
-        n_items=len(ids), decode=paired_decode(baseline, candidate, ids, source), source=source,
-        baseline_median=med(base), candidate_median=med(cand),
+        n_items=len(ids), decode=paired_ratio("decode speed", rates_b, rates_c) if source else None, source=source,
+        baseline_median=median([v for v in rates_b if v is not None]),
+        candidate_median=median([v for v in rates_c if v is not None]),
         acceptance=run_acceptance(dict(candidate_manifest or {}), (r.get("server_timings") for r in cand)))
