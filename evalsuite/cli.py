@@ -238,13 +238,28 @@ def sweep(
     run_dir: Optional[Path] = typer.Option(None, help="Folder of the sweep (default results/sweep-<pack>-<time>); the same folder again continues it."),
     resume: Optional[Path] = typer.Option(None, help="Continue the sweep in this folder (or the run folder of one of its settings)."),
     report: Optional[Path] = typer.Option(None, help="The HTML report of all settings (default RUN_DIR/report.html)."),
+    speed: bool = typer.Option(False, "--speed", help="After each setting's run, a speed profile of the same server command (evalsuite speed); its tg t/s, pp t/s, TTFT and acceptance as columns of one table (docs/speed.md)."),
+    speed_pp: int = typer.Option(128, metavar="N", help="With --speed: prompt tokens of the profile."),
+    speed_tg: int = typer.Option(32, metavar="N", help="With --speed: tokens generated per request."),
+    speed_depth: str = typer.Option("0", metavar="N,N", help="With --speed: context depths (the table shows the first)."),
+    speed_runs: int = typer.Option(3, min=1, metavar="N", help="With --speed: requests per test."),
+    speed_workload: Optional[str] = typer.Option(None, metavar="KIND", help="With --speed: the packs' text of the prompts (math, code, prose, extract; default math)."),
 ) -> None:
     """One managed server and one run per setting (e.g. per quant), then the compare table and a report.
     Every other option is passed to each `evalsuite run` as typed (--limit, --data-dir, --max-tokens, ...)."""
+    import functools
+
     from .serve.sweep import sweep_main
 
+    quiet = "--quiet" in ctx.args or "-q" in ctx.args
+    speed_of = None
+    if speed:   # the profile's settings are made (and checked) by sweep_main, before any run
+        from .speed.pack_sweep import SweepSpeed
+
+        speed_of = functools.partial(SweepSpeed.from_options, pp=speed_pp, tg=speed_tg, depth=speed_depth,
+                                     runs=speed_runs, workload=speed_workload, run_args=list(ctx.args), quiet=quiet)
     raise typer.Exit(sweep_main(pack, serve, set_, settings, list(ctx.args), run_command=_run_command, run_dir=run_dir,
-                                resume=resume, report=report, quiet="--quiet" in ctx.args or "-q" in ctx.args))
+                                resume=resume, report=report, quiet=quiet, speed=speed_of))
 
 
 def _run_command(args: List[str]) -> int:

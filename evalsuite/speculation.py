@@ -111,6 +111,22 @@ def delta(before: SpecCounters | None, after: SpecCounters | None) -> SpecCounte
     return SpecCounters(after.drafted - before.drafted, after.accepted - before.accepted, after.source)
 
 
+def run_acceptance(manifest: dict[str, Any] | None, server_timings: Iterable[Any] = ()) -> SpecCounters | None:
+    """The drafted and accepted tokens of one run: its manifest's counters during the run
+    (`speculation.*.during_run`, summed over endpoints) where it recorded them, else the records'
+    own llama-server `timings` (draft_n, draft_n_accepted); None when the run has neither."""
+    reports = (manifest or {}).get("speculation")
+    moved = [r.get("during_run") for r in reports.values() if isinstance(r, dict) and isinstance(r.get("during_run"), dict)] \
+        if isinstance(reports, dict) else []
+    if moved:
+        try:
+            return SpecCounters(sum(float(m.get("drafted") or 0) for m in moved),
+                                sum(float(m.get("accepted") or 0) for m in moved), str(moved[0].get("source", "metrics")))
+        except (TypeError, ValueError):
+            pass
+    return counters_from_timings(t for t in server_timings if isinstance(t, dict))
+
+
 def describe(moved: SpecCounters | None) -> str:
     """One line for a person: engaged (with the acceptance), never engaged, or not reported."""
     if moved is None:

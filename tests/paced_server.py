@@ -78,12 +78,14 @@ class PacedServer:
                  stream_slowdown: float = 0.0, latency: float = 0.0, context: int = 8192, prefix_cache: bool = True,
                  cache_block: int = 16, spec: tuple[int, float] | None = None, usage: bool = True,
                  with_tokenize: bool = True, timings: bool = False, role_chunk: bool = True, die_after: int | None = None,
-                 decode_jitter: float = 0.0, flood: bool = False, port: int = 0, model: str = MODEL):
+                 decode_jitter: float = 0.0, flood: bool = False, port: int = 0, model: str = MODEL,
+                 jitter_seed: int = 0):
         self.prefill_rate, self.decode_rate, self.decode_halving = prefill_rate, decode_rate, decode_halving
         self.stream_slowdown, self.latency, self.context = stream_slowdown, latency, context
         self.prefix_cache, self.cache_block, self.spec, self.usage = prefix_cache, cache_block, spec, usage
         self.with_tokenize, self.timings, self.role_chunk, self.die_after = with_tokenize, timings, role_chunk, die_after
         self.decode_jitter = decode_jitter   # each request's decode rate times 1 ± this (by its prompt's hash)
+        self.jitter_seed = jitter_seed       # two servers with other seeds jitter the same prompt apart
         self.model, self.flood = model, flood
         self._blobs: dict[bool, list[bytes]] = {}
         self.port = port
@@ -308,7 +310,7 @@ class PacedServer:
         deadline = t0 + prefill
         jitter = 1.0
         if self.decode_jitter:
-            jitter = 1 + self.decode_jitter * ((zlib.crc32(bytes(str(ids[:64]), "ascii")) % 2001) / 1000.0 - 1)
+            jitter = 1 + self.decode_jitter * ((zlib.crc32(bytes(str(ids[:64]), "ascii"), self.jitter_seed) % 2001) / 1000.0 - 1)
         self.jitters.append(jitter)
         pieces = []
         if self.flood and stream:
@@ -379,10 +381,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--die-after", type=int, default=None)
     p.add_argument("--spec", default=None, help="K,MEAN_LENGTH")
     p.add_argument("--flood", action="store_true")
+    p.add_argument("--timings", action="store_true")
     a = p.parse_args(argv)
     spec = tuple(float(x) for x in a.spec.split(",")) if a.spec else None
     server = PacedServer(prefill_rate=a.prefill_rate, decode_rate=a.decode_rate, latency=a.latency, context=a.context,
-                         die_after=a.die_after, spec=(int(spec[0]), spec[1]) if spec else None, flood=a.flood,
+                         die_after=a.die_after, spec=(int(spec[0]), spec[1]) if spec else None, flood=a.flood, timings=a.timings,
                          port=a.port).start()
     print(server.port, flush=True)
     try:

@@ -11,6 +11,7 @@ from test_diff_row_groups import inline_run, planted
 from evalsuite.lossless import json_write
 from evalsuite.lossless.command import diff_main
 from evalsuite.lossless.runs import diff_runs
+from evalsuite.lossless.speed import speed_beside
 from evalsuite.store import load_run
 
 # floats orjson writes in its own notation (below 1e-4, from 1e16 up) and some it writes as json does
@@ -78,6 +79,7 @@ def test_diff_json_file_is_json_dump_of_the_result(tmp_path):
     out = tmp_path / "diff.json"
     diff_main(b, c, json_path=out, echo=lambda s: None)
     data = diff_runs(load_run(b), load_run(c)).to_dict()
+    data["speed"] = speed_beside(load_run(b).by_id, load_run(c).by_id, load_run(c).manifest).to_dict()  # issue 36 #3
     assert any(i["class"] != "identical" for i in data["items"])
     assert out.read_text(encoding="utf-8") == json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
 

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence, TextIO
 from ..store import Run, RunFolderError
 from ..pages.cards import divergence_card, is_divergence, sort_divergences
 from .compare.comparison import CompareError, Comparison, compare_runs, load_runs, settings_lines
-from .compare.tables import accuracy_rows, reasoning_notes, reasoning_rows, subset_rows
+from .compare.tables import accuracy_rows, reasoning_notes, reasoning_rows, speed_notes, speed_rows, subset_rows
 from .run_stats import is_correct, is_error
 from ..pages.page import clip, number, render, seconds
 
@@ -146,6 +146,7 @@ def build_report(runs: Sequence[Run], *, diff: Path | None = None, samples: int 
         "report.html.j2", title=title or "evalsuite report: " + " vs ".join(names), items_note=items_note,
         verdict=cmp.verdict(), runs=runs_table(runs, names), accuracy=table(*accuracy_rows(cmp)),
         subsets=table(*subset_rows(cmp)) if len(cmp.subset_names) > 1 else None,
+        speed=table(*speed_rows(cmp)), speed_notes=speed_notes(cmp),
         reasoning=table(*reasoning_rows(cmp)), reasoning_notes=reasoning_notes(cmp), plots=plot_images(cmp),
         divergences=divergences(diff) if diff is not None else None, n_items=len(cmp.alignment.ids),
         transcripts=[transcript(i, runs, names) for i in sample_ids(runs, cmp.alignment.ids, samples)],

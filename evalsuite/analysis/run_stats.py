@@ -49,15 +49,72 @@ def item_seconds(record: Mapping[str, Any], source: str) -> float | None:
     return server_seconds(record) if source == "server" else _timing(record, "total_s")
 
 
+# Decode speed per request, for every table and verdict of pack runs (compare, report, sweep,
+# lossless): from the stream's own clock when every answered record of every run compared was
+# streamed, else the server's own timings where it sends them (an unstreamed llama-server run:
+# `lossless --no-stream`). Its words, for the lines:
+DECODE_PER_REQUEST = {
+    "stream": "(completion_tokens − 1) ÷ (total_s − ttft_s) per request: first to last streamed token",
+    "server": "the server's own timings: predicted_n ÷ predicted_ms per request",
+}
+
+
 def decode_rate(record: Mapping[str, Any]) -> float | None:
-    """One item's decode rate: completion_tokens / (total_s - ttft_s) (the streaming rate of one
-    request, as the `decode tok/s` column sums it)."""
+    """One request's decode rate from its stream: (completion_tokens − 1) / (total_s − ttft_s),
+    the tokens after the first over the time from the first to the end of the stream (which
+    follows the last token at once: the finish and usage chunks). Tokens from usage, never
+    characters. None for an errored or unstreamed record or one with fewer than 2 tokens."""
     if is_error(record):
         return None
     completion, ttft, total = _usage(record, "completion_tokens"), _timing(record, "ttft_s"), _timing(record, "total_s")
-    if completion is None or ttft is None or total is None or total <= ttft or completion <= 0:
+    if completion is None or ttft is None or total is None or total <= ttft or completion < 2:
         return None
-    return completion / (total - ttft)
+    return (completion - 1) / (total - ttft)
+
+
+def server_decode_rate(record: Mapping[str, Any]) -> float | None:
+    """The server's own decode rate for the request (llama-server `timings`: predicted_n tokens
+    in predicted_ms, its `predicted_per_second`); None where it sent none."""
+    t = record.get("server_timings")
+    if is_error(record) or not isinstance(t, Mapping):
+        return None
+    n, ms = t.get("predicted_n"), t.get("predicted_ms")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (n, ms)) or n < 1 or ms <= 0:
+        return None
+    return 1000.0 * n / ms
+
+
+def decode_source(record_lists: Sequence[Sequence[Mapping[str, Any]]]) -> str | None:
+    """"stream" when every answered record (2 tokens or more) of these runs has a streamed decode
+    rate, else "server" when every one has the server's own, else "stream" when some have one
+    (the others are left out of the pairs), else None: the runs carry no decode timings."""
+    return decode_rates(record_lists)[0]
+
+
+def decode_rates(record_lists: Sequence[Sequence[Mapping[str, Any]]]
+                 ) -> tuple[str | None, list[list[float | None]]]:
+    """decode_source of these runs, and each run's per-record decode rates by it (None where a
+    record has none), each record read once per source (a diff of 11,582 items reads them all)."""
+    stream = [[decode_rate(r) for r in records] for records in record_lists]
+    answered = [(r, v) for records, rates in zip(record_lists, stream) for r, v in zip(records, rates)
+                if v is not None or (not is_error(r) and (_usage(r, "completion_tokens") or 0) >= 2)]
+    if not answered:
+        return None, [[None] * len(records) for records in record_lists]
+    if all(v is not None for _, v in answered):
+        return "stream", stream
+    server = [[server_decode_rate(r) for r in records] for records in record_lists]
+    every_server = all(server_decode_rate(r) is not None for r, _ in answered)
+    if every_server or not any(v is not None for _, v in answered):
+        has_server = every_server or any(v is not None for rates in server for v in rates)
+        return ("server", server) if has_server else (None, server)
+    return "stream", stream
+
+
+def item_decode_rate(record: Mapping[str, Any], source: str | None) -> float | None:
+    """Decode t/s of one record by DECODE_PER_REQUEST[source]; None without it."""
+    if source == "server":
+        return server_decode_rate(record)
+    return decode_rate(record) if source == "stream" else None
 
 
 @dataclass(frozen=True)
@@ -113,12 +170,24 @@ def paired_ratio(what: str, a: Sequence[float | None], b: Sequence[float | None]
 
 
 def paired_speed(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]], ids: Sequence[str],
-                 source: str, alpha: float = 0.05) -> tuple[PairedRatio | None, PairedRatio | None]:
-    """(time per item, decode speed) of run b against run a on these items (records by id)."""
+                 source: str, alpha: float = 0.05, decode_from: str | None = "stream"
+                 ) -> tuple[PairedRatio | None, PairedRatio | None]:
+    """(time per item, decode speed) of run b against run a on these items (records by id); the
+    decode rate by DECODE_PER_REQUEST[decode_from] (one source for both runs: decode_source)."""
     time = paired_ratio("time per item", [item_seconds(a[i], source) for i in ids],
                         [item_seconds(b[i], source) for i in ids], alpha)
-    decode = paired_ratio("decode speed", [decode_rate(a[i]) for i in ids], [decode_rate(b[i]) for i in ids], alpha)
+    decode = paired_decode(a, b, ids, decode_from, alpha)
     return time, decode
+
+
+def paired_decode(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]], ids: Sequence[str],
+                  decode_from: str | None, alpha: float = 0.05) -> PairedRatio | None:
+    """The decode speed-up of run b over run a on the same requests: the paired ratio of the
+    per-request decode rates over the items both answered with a rate (None under 2 of them)."""
+    if decode_from is None:
+        return None
+    return paired_ratio("decode speed", [item_decode_rate(a[i], decode_from) for i in ids],
+                        [item_decode_rate(b[i], decode_from) for i in ids], alpha)
 
 
 def server_seconds(record: Mapping[str, Any]) -> float | None:
@@ -196,11 +265,17 @@ class TokenStats:
     correct_per_1k: float | None        # correct answers per 1,000 output tokens
     completion_tokens: tuple[float, ...] = field(repr=False, default=())
     tts_source: str = "client"          # "server" (server timings) or "client" (request latency)
+    decode_median: float | None = None  # median per-request decode t/s (DECODE_PER_REQUEST[decode_source])
+    decode_source: str | None = None    # "stream", "server", or None: no decode timings
+    n_decode: int = 0                   # requests with a decode rate
 
 
-def token_stats(records: Sequence[Mapping[str, Any]], server_time: bool = True) -> TokenStats:
+def token_stats(records: Sequence[Mapping[str, Any]], server_time: bool = True, decode_from: str | None = "auto"
+                ) -> TokenStats:
     """`server_time`: time-to-solution from the server's timings when every answered record has
-    them (compare turns it off unless every run has them, so runs are timed alike)."""
+    them (compare turns it off unless every run has them, so runs are timed alike).
+    `decode_from`: the per-request decode rate's source ("auto": decode_source of these records;
+    compare gives the one of all its runs)."""
     answered = [r for r in records if not is_error(r)]
     completions = [c for c in (_usage(r, "completion_tokens") for r in answered) if c is not None]
     reasoning_pairs: list[tuple[float, float]] = []   # (reasoning, completion) per item
@@ -234,6 +309,9 @@ def token_stats(records: Sequence[Mapping[str, Any]], server_time: bool = True) 
     truncated = sum(1 for r in answered if r.get("outcome") == "truncated" or r.get("finish_reason") == "length")
     correct_with_tokens = sum(1 for r in answered if is_correct(r) and _usage(r, "completion_tokens") is not None)
     out_total = float(sum(completions))
+    if decode_from == "auto":
+        decode_from = decode_source([answered])
+    rates = [v for v in (item_decode_rate(r, decode_from) for r in answered) if v is not None]
     return TokenStats(
         n_with_usage=len(completions),
         usage_missing=len(answered) - len(completions),
@@ -254,6 +332,9 @@ def token_stats(records: Sequence[Mapping[str, Any]], server_time: bool = True) 
         correct_per_1k=1000 * correct_with_tokens / out_total if out_total else None,
         completion_tokens=tuple(completions),
         tts_source=tts_source,
+        decode_median=median(rates),
+        decode_source=decode_from if rates else None,
+        n_decode=len(rates),
     )
 
 
@@ -285,11 +366,19 @@ class RunStats:
     def ci95(self) -> tuple[float, float]:
         return wilson(self.n_correct, self.graded)
 
+    @property
+    def time_per_correct(self) -> float | None:
+        """Seconds per correct answer: the run's total time per item (TIME_PER_ITEM, over its
+        answered items) ÷ its correct answers; None without timings or correct answers."""
+        total = self.tokens.tts_total
+        return total / self.n_correct if total is not None and self.n_correct else None
+
     def subset(self, name: str) -> SubsetStats | None:
         return next((s for s in self.subsets if s.subset == name), None)
 
 
-def run_stats(run: Run, ids: Sequence[str], name: str | None = None, server_time: bool = True) -> RunStats:
+def run_stats(run: Run, ids: Sequence[str], name: str | None = None, server_time: bool = True,
+              decode_from: str | None = "auto") -> RunStats:
     by_id = run.by_id
     records = [by_id[i] for i in ids]
     outcomes = [r.get("outcome") for r in records]
@@ -311,7 +400,7 @@ def run_stats(run: Run, ids: Sequence[str], name: str | None = None, server_time
         n_truncated=outcomes.count("truncated"),
         n_errors=outcomes.count("error"),
         subsets=subsets,
-        tokens=token_stats(records, server_time),
+        tokens=token_stats(records, server_time, decode_from),
         **_looped_counts(records),
     )
 

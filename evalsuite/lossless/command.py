@@ -155,8 +155,12 @@ def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: s
     except (RunFolderError, DiffRefused, OutputError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    echo(result.summary_line() if quiet else format_diff(result))
-    extra: dict[str, Any] = {}
+    from .speed import speed_beside   # the candidate's speed-up on the same requests, beside the verdict
+
+    speed = speed_beside(runs[0].by_id, runs[1].by_id, runs[1].manifest)
+    summary = result.summary_line()   # the verdict's counts line, the speed line under it (-q: the counts only)
+    echo(summary if quiet else format_diff(result).replace(summary, f"{summary}\n{speed.line()}", 1))
+    extra: dict[str, Any] = {"speed": speed.to_dict()}
     if floor is not None:
         echo(f"noise floor (A/A {aa}): {floor.sentence}")
         extra["noise_floor"] = floor.to_dict()
@@ -185,7 +189,8 @@ def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: s
             partial.unlink(missing_ok=True)
     if html_path:
         from .html import render_html
-        Path(html_path).write_text(render_html(result, noise_floor=floor and floor.sentence), encoding="utf-8")
+        Path(html_path).write_text(render_html(result, noise_floor=floor and floor.sentence, speed=speed.line()),
+                                   encoding="utf-8")
     return code
 
 

@@ -21,7 +21,8 @@ def runs_rows(result: DiffResult) -> list[list[str]]:
     return rows
 
 
-def render_html(result: DiffResult, title: str | None = None, noise_floor: str | None = None) -> str:
+def render_html(result: DiffResult, title: str | None = None, noise_floor: str | None = None,
+                speed: str | None = None) -> str:
     title = title or f"evalsuite diff: {result.baseline.label} vs {result.candidate.label}"
     items = [_finite(i.to_dict()) for i in result.items]
     shown = sort_divergences([i for i in items if is_divergence(i)])
@@ -30,4 +31,4 @@ def render_html(result: DiffResult, title: str | None = None, noise_floor: str |
                   correctness_changes=sum(i.correctness_changed for i in result.items), counts=result.counts,
                   settings_notes=list(result.settings_notes), n_shown=len(shown),
                   cards=[divergence_card(i) for i in shown[:MAX_ITEMS_SHOWN]], drift=page_view(result.drift),
-                  noise_floor=noise_floor)
+                  noise_floor=noise_floor, speed=speed)

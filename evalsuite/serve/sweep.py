@@ -36,7 +36,7 @@ SWEEP_FILE = "sweep.json"
 RESERVED = ("port",)
 REFUSED_RUN_OPTIONS = ("--endpoint", "-e", "--serve", "--run-dir", "--resume", "--label")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 @dataclass(frozen=True)
@@ -191,10 +191,14 @@ def status_of(folder: Path) -> str | None:
 
 def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path | None, run_args: Sequence[str],
                run_command: Callable[[list[str]], int], run_dir: Path | None = None, resume: Path | None = None,
-               report: Path | None = None, quiet: bool = False) -> int:
+               report: Path | None = None, quiet: bool = False, speed: Any = None) -> int:
     """The `evalsuite sweep` command: 0 all finished cleanly, 1 some items ended in errors, 2 bad
     usage, 3 / 130 a run stopped or was interrupted (started again, the sweep goes on from there).
-    `run_command(args)`: `evalsuite run ARGS` in this process, its exit code (from the CLI)."""
+    `run_command(args)`: `evalsuite run ARGS` in this process, its exit code (from the CLI).
+    `speed` (`sweep --speed`): a function making the speed.pack_sweep.SweepSpeed (it checks the
+    --speed-* options: a UsageError, exit 2); after each setting's run, `speed.profile` measures the
+    same server command, and `speed.table` puts the profiles' main figures beside the runs'
+    accuracy in one table after the compare."""
     from .command import fill_placeholders
 
     try:
@@ -212,6 +216,7 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
                 raise UsageError(f"{name} is given by --set and by --settings {settings_file}: give it once")
             axes.update(file_axes)
         settings = make_settings(axes, explicit)
+        speed = speed() if speed is not None else None   # before any run: bad --speed-* options are exit 2
         check_placeholders(serve, settings)
         root = sweep_root(run_dir, resume, pack)
         prepare_root(root, pack, serve, settings, resume is not None, run_args)
@@ -219,16 +224,21 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     codes = []
+    speed_codes: dict[str, int] = {}
     for n, s in enumerate(settings, 1):
         folder = root / s.folder
         status = status_of(folder)
+        values = dict(s.values, port="{port}")
+        command = shlex.join(fill_placeholders(w, values) for w in shlex.split(serve))
         if status == "finished":
             if not quiet:
                 print(f"[{n}/{len(settings)}] {s.label}: finished before, not run again ({folder})", file=sys.stderr)
             codes.append(EXIT_OK)
+            if speed is not None:
+                speed_codes[s.label] = speed.profile(s, command, root, f"[{n}/{len(settings)}]")
+                if speed_codes[s.label] == EXIT_INTERRUPTED:
+                    return EXIT_INTERRUPTED
             continue
-        values = dict(s.values, port="{port}")
-        command = shlex.join(fill_placeholders(w, values) for w in shlex.split(serve))
         if not quiet:
             print(f"[{n}/{len(settings)}] {s.label}: {'resuming' if status else 'running'} -> {folder}", file=sys.stderr)
         # through the `evalsuite run` command itself: every run option, as typed
@@ -239,6 +249,12 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
             print(f"sweep: the run of {s.label} ended with exit {code}; {n - 1} setting(s) before it are finished. "
                   f"To go on: the same command with --resume {root}", file=sys.stderr)
             return code
+        if speed is not None:   # after the run has stopped its server: the profile starts the same command again
+            speed_codes[s.label] = speed.profile(s, command, root, f"[{n}/{len(settings)}]")
+        if speed_codes.get(s.label) == EXIT_INTERRUPTED:   # Ctrl-C in a profile stops the sweep, as in a run
+            print(f"sweep: interrupted in the speed profile of {s.label}; to go on: the same command with --resume "
+                  f"{root}", file=sys.stderr)
+            return EXIT_INTERRUPTED
     folders = [root / s.folder for s in settings]
     from ..analysis.compare.tables import compare_main
     from ..analysis.report import report_main
@@ -247,5 +263,9 @@ def sweep_main(pack: str, serve: str, sets: Sequence[str], settings_file: Path |
     compare_main(folders, json_path=root / "compare.json")
     report_main(folders, report or root / "report.html", title=f"evalsuite sweep: {pack}, "
                 + " vs ".join(s.label for s in settings))
+    if speed is not None:
+        print("")
+        print(speed.table(settings, root, speed_codes))
+        if any(c != EXIT_OK for c in speed_codes.values()):
+            codes.append(EXIT_ERRORS)
     return EXIT_ERRORS if EXIT_ERRORS in codes else EXIT_OK
-

@@ -5,7 +5,8 @@ A profile: prompts sized by the server's own token counts (prompts.py, from text
 corpora), the measuring loop kept full at each concurrency (measure.py), the speculation
 counters before and after each test, and rows -> table / JSON / HTML (rows.py, table.py,
 html.py, plots.py). It asks endpoints, so it sits beside the run machinery, through one door
-(endpoint.py); its analyses (compare.py: two profiles; html.py: the page) read its JSON only.
+(endpoint.py); sweep.py profiles one server per setting, pack_sweep.py after each run of `evalsuite sweep
+--speed`; its analyses (compare.py: two profiles; html.py: the page) read its JSON only.
 
 From Python (other commands call it so: `lossless`, `sweep --speed`):
 

@@ -115,3 +115,30 @@ def profile_csv(profile: Profile) -> str:
                     r.prefill_ms, r.ttft_p50_ms, r.ttft_p99_ms, r.failed, a.rate if a else "",
                     a.mean_length if a else "", r.client_bound, r.partial, r.error or ""])
     return out.getvalue()
+
+
+def headline(profile: Profile) -> dict:
+    """A profile's main figures, for one row of `sweep --speed`'s table: tg t/s at the first depth
+    and concurrency (mean over its requests, with the 95% interval), pp t/s of the same test, TTFT
+    (ms, mean), the acceptance rate or why there is none, and what went wrong, if anything."""
+    plain = [r for r in profile.rows if not r.cached_mode]
+    first = plain[0] if plain else None
+    same = [r for r in plain if first is not None and (r.workload, r.pp, r.tg, r.depth, r.concurrency)
+            == (first.workload, first.pp, first.tg, first.depth, first.concurrency)]
+    tg = next((r for r in same if r.test == "tg"), None)
+    pp = next((r for r in same if r.test == "pp"), None)
+    problems = [f"{r.name}: {r.error}" for r in profile.rows if r.error]
+    problems += [f"{r.name}: {r.failed} failed requests" for r in profile.rows if r.failed and not r.error]
+    if profile.status != "finished":
+        problems.append(f"profile {profile.status}")
+    acceptance = None
+    if tg is not None:
+        a = tg.acceptance
+        acceptance = a.rate if a is not None and a.rate is not None else (tg.acceptance_note or "n/a")
+    def figure(r: Row | None) -> float | None:
+        return r.figure.mean if r is not None and r.figure is not None else None
+
+    return {"test": tg.name if tg is not None else None, "tg": figure(tg),
+            "tg_ci95": list(tg.figure.ci95) if tg is not None and tg.figure is not None and tg.figure.ci95 else None,
+            "pp": figure(pp), "ttft_ms": tg.ttft_ms if tg is not None else None, "acceptance": acceptance,
+            "failed": "; ".join(problems) or None}

@@ -107,3 +107,46 @@ def test_llama_server_depth_past_its_context_is_that_rows_error(llama_server_bin
     assert p.status == "finished" and len(deep) == 2
     assert all("exceeds the available context size" in r.error and r.figure.mean is None for r in deep), deep
     assert all(r.error is None and r.figure.mean > 0 for r in p.rows if r.depth == 0)
+
+
+@pytest.mark.llamacpp_server
+def test_llama_server_lossless_gives_the_draft_servers_speedup_on_the_same_requests(llama_server_bin, small_gguf,
+                                                                                   data_dir, tmp_path):
+    """Issue 36 #3: `lossless` of a spec-off / spec-on pair prints the candidate's decode speed-up
+    beside its verdict, from the records' own timings, and the acceptance from its counters. The
+    client's paired ratio is held against the one the servers' own per-response timings give."""
+    import statistics
+
+    from engines.engine_e2e import lossless, records
+
+    n = 8
+    with LlamaCppServer(small_gguf) as base, LlamaCppServer(small_gguf, draft_model=small_gguf) as cand:
+        # no grammar: the draft server's draft model would not follow it, and its drafts would all be rejected
+        data = lossless(tmp_path, data_dir, base.url, cand.url, "spec", n_items=n)
+    speed = data["speed"]
+    print(speed["summary"])
+    d = speed["decode_speedup"]
+    # streamed, yet some records of llama-server come back without a first-token time (answered unstreamed after
+    # an empty stream): then every record's own server timings are the one source of both runs
+    assert speed["decode_source"] in ("stream", "server") and d["n_items"] == n, speed
+    assert d["ci"][0] <= d["ratio"] <= d["ci"][1]
+    line = next(x for x in data["cli_output"].splitlines() if x.startswith("speed: decode "))
+    assert f"{d['ratio']:.2f}x" in line and "candidate vs baseline" in line, line
+    # the draft is the model itself: nearly every drafted token accepted, from --metrics' counters
+    acc = speed["acceptance"]
+    assert acc["source"] == "metrics" and acc["drafted"] > 0 and acc["rate"] > 0.8, acc
+    assert f"acceptance {acc['rate']:.2f}" in line
+
+    def server_rates(role):
+        rs = records(tmp_path / "spec" / role)
+        return {i: 1000 * r["server_timings"]["predicted_n"] / r["server_timings"]["predicted_ms"] for i, r in rs.items()}
+
+    b, c = server_rates("baseline"), server_rates("candidate")
+    server_ratio = statistics.geometric_mean([c[i] / b[i] for i in b])
+    print(f"client paired ratio {d['ratio']:.3f}, servers' own {server_ratio:.3f}; per request "
+          f"{speed['baseline_decode_median']:.1f} / {speed['candidate_decode_median']:.1f} t/s (client), "
+          f"{statistics.median(b.values()):.1f} / {statistics.median(c.values()):.1f} t/s (server)")
+    if speed["decode_source"] == "server":
+        assert d["ratio"] == pytest.approx(server_ratio, rel=1e-9)
+    else:   # the client's clock, first to last streamed token, against the server's own
+        assert abs(d["ratio"] - server_ratio) <= 0.2 * server_ratio, (d["ratio"], server_ratio)

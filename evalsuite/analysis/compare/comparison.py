@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from ...store import Run, bulky, load_run
 from ..paired import Paired, paired
-from ..run_stats import TIME_PER_ITEM, RunStats, paired_speed, run_stats
+from ..run_stats import TIME_PER_ITEM, RunStats, decode_source, paired_speed, run_stats
 
 class CompareError(ValueError):
     """Runs that cannot be compared (no items in common, a sweep key a run lacks, ...)."""
@@ -100,7 +100,7 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         for run, data in zip(self.runs, out["runs"]):
-            data.update(accuracy=run.accuracy, ci95=list(run.ci95))
+            data.update(accuracy=run.accuracy, ci95=list(run.ci95), time_per_correct=run.time_per_correct)
             data["tokens"].pop("completion_tokens", None)
         for pair, data in zip(self.pairs, out["pairs"]):
             data["delta_pp"] = pair.delta_pp
@@ -138,13 +138,16 @@ def unique_names(runs: Sequence[Run]) -> list[str]:
 def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
     alignment = align(runs)
     names = unique_names(runs)
-    stats = tuple(run_stats(r, alignment.ids, n) for r, n in zip(runs, names))
+    # one decode source for every run, as one time source: runs compared are timed alike
+    decode_from = decode_source([[r.by_id[i] for i in alignment.ids] for r in runs])
+    stats = tuple(run_stats(r, alignment.ids, n, decode_from=decode_from) for r, n in zip(runs, names))
     if len({s.tokens.tts_source for s in stats}) > 1:
         # one run timed by its server, another by the client: time them all by the client
-        stats = tuple(run_stats(r, alignment.ids, n, server_time=False) for r, n in zip(runs, names))
+        stats = tuple(run_stats(r, alignment.ids, n, server_time=False, decode_from=decode_from)
+                      for r, n in zip(runs, names))
     pairs = tuple(paired(runs[0], r, alignment.ids, names[0], n) for r, n in zip(runs[1:], names[1:]))
     source = stats[0].tokens.tts_source   # one source for every run (above)
-    speed = tuple(paired_speed(runs[0].by_id, r.by_id, alignment.ids, source, alpha) for r in runs[1:])
+    speed = tuple(paired_speed(runs[0].by_id, r.by_id, alignment.ids, source, alpha, decode_from) for r in runs[1:])
     return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha,
                       settings=settings_against_first(runs, names), speed=speed)
 

@@ -77,6 +77,43 @@ def reasoning_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     return headers, rows
 
 
+def speed_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
+    """Speed beside accuracy, per run from its records: TTFT p50, the median per-request decode
+    rate, the time per correct answer, and the paired decode and time-per-item ratios against the
+    first run with their 95% intervals (the verdict's, run_stats.paired_speed)."""
+    headers = ["run", "TTFT p50 (s)", "decode t/s (median)", "time/correct (s)", "decode vs first (95% CI)",
+               "time/item vs first (95% CI)"]
+    rows = []
+    for i, r in enumerate(cmp.runs):
+        t = r.tokens
+        if i == 0:
+            versus = ["(first)", "(first)"]
+        else:
+            time, decode = cmp.speed[i - 1] if i <= len(cmp.speed) else (None, None)
+            versus = ["n/a" if x is None else x.interval() for x in (decode, time)]
+        rows.append([r.name, fmt_num(t.ttft_median, 3), fmt_num(t.decode_median), fmt_num(r.time_per_correct, 2),
+                     *versus])
+    return headers, rows
+
+
+def speed_notes(cmp: Comparison) -> list[str]:
+    """The footnotes under the speed table: each figure's definition, and why one is missing."""
+    from ..run_stats import DECODE_PER_REQUEST, PAIRED_RATIO_METHOD
+
+    sources = {r.tokens.decode_source for r in cmp.runs} - {None}
+    if sources:
+        notes = ["decode t/s = " + "; ".join(DECODE_PER_REQUEST[s] for s in sorted(sources))
+                 + " (the median over the run's requests; the same source for every run)"]
+    else:
+        notes = ["decode t/s: no decode timings in the records (unstreamed, and the server sent no timings): "
+                 "no decode figure"]
+    notes.append("TTFT p50 = the median timing.ttft_s (request sent to the first token); time/correct = the run's "
+                 "total time per item ÷ its correct answers, time per item = " + time_definition(cmp))
+    if len(cmp.runs) > 1:
+        notes.append(f"vs first = {PAIRED_RATIO_METHOD} (above 1: this run decodes faster / takes longer per item)")
+    return notes
+
+
 def _pair_ratio_words(p: Paired) -> str:
     if p.token_ratio_total is None:
         return "n/a"
@@ -124,6 +161,9 @@ def format_comparison(cmp: Comparison) -> str:
     out += ["", "Accuracy (correct / (items − errors)); McNemar exact, each run vs the first "
             "(b: first right, this wrong; c: first wrong, this right; items erroring in either left out)"]
     out.append(render_table(*accuracy_rows(cmp)))
+    out += ["", "Speed, from the records (errors left out)"]
+    out.append(render_table(*speed_rows(cmp)))
+    out += ["  " + n for n in speed_notes(cmp)]
     if len(cmp.subset_names) > 1:
         out += ["", "Per subset"]
         out.append(render_table(*subset_rows(cmp)))
