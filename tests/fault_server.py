@@ -68,7 +68,8 @@ class FaultServer:
     def __init__(self, answers: Mapping[str, str] | None = None, rates: Mapping[str, float] | None = None,
                  seed: int = 0, script: Mapping[str, Sequence[str]] | None = None, port: int = 0,
                  stall_seconds: float = 30.0, retry_after: str = "1", delay: float = 0.0,
-                 mode: str = "openai", model: str = MODEL, default_answer: str = "I do not know."):
+                 mode: str = "openai", model: str = MODEL, default_answer: str = "I do not know.",
+                 close_after_stream: bool = False):
         unknown = [f for f in list(rates or {}) + [f for s in (script or {}).values() for f in s]
                    if f not in FAULTS and f != "ok"]
         if unknown:
@@ -84,6 +85,8 @@ class FaultServer:
         self.mode = mode
         self.model = model
         self.default_answer = default_answer
+        # close each connection after a whole stream, keep-alive announced all the same (llama-server does)
+        self.close_after_stream = close_after_stream
         # what happened; written by the server thread only
         self.injected: Counter[str] = Counter()
         self.asked: Counter[str] = Counter()  # prompt key -> completion requests received
@@ -296,6 +299,8 @@ class FaultServer:
                     "created": int(time.time()), "model": self.model, "choices": [], "usage": usage})
         await send("[DONE]")
         await response.write_eof()
+        if self.close_after_stream:
+            request.transport.close()
         return response
 
 

@@ -95,6 +95,11 @@ class _Attempt:
         self.abandoned: str | None = None
 
 
+# how many times a request whose pooled connection turned out closed before any answer is sent
+# again at once (each send drops one stale connection; with several streams several may be stale)
+STALE_RESENDS = 2
+
+
 class Endpoint:
     """One OpenAI-compatible base URL. Streamed requests (the hot path, one per item) speak SSE
     over aiohttp directly; the openai SDK does the rest (model listing, unstreamed requests)
@@ -184,7 +189,19 @@ class Endpoint:
 
         try:
             try:
-                return await self._attempt(lambda: self._stream(request, model, decoding, progress=progress), left())
+                for resend in range(STALE_RESENDS + 1):
+                    try:
+                        return await self._attempt(lambda: self._stream(request, model, decoding, progress=progress),
+                                                   left())
+                    except EndpointError as e:
+                        # A pooled keep-alive connection the server had already closed: llama-server
+                        # announces keep-alive, then closes the connection after each stream, and the
+                        # next request written on it fails before any answer ("Cannot write to closing
+                        # transport"). That request never reached the server: it is sent again at once,
+                        # streamed, on another connection (the closed one is dropped), not answered
+                        # unstreamed (which would lose its token timings) nor counted as an attempt.
+                        if e.kind != "stream_broken" or progress["opened"] or progress["events"] or resend == STALE_RESENDS:
+                            raise
             except (EndpointError, asyncio.TimeoutError) as e:
                 dropped = isinstance(e, EndpointError) and e.kind == "stream_broken"
                 stalled = isinstance(e, asyncio.TimeoutError) and progress["opened"]
