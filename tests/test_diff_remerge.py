@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 import pytest
-from test_diff_row_groups import entry, inline_run, parquet_copy, stream
+from test_diff_row_groups import drifted, entry, inline_run, parquet_copy, stream
 
 from evalsuite.lossless import runs as runs_module
 from evalsuite.lossless.columnar import last_matching_block
@@ -115,6 +115,20 @@ def planted():
     items.append(("never/0", s, flipped(s, 20, alt["token"], alt["id"], 25, 25, 77), "stop", "stop"))
     s = stream(30, 78)
     items.append(("same/0", s, s, "stop", "stop"))
+    # the candidate's engine gave other numbers on the common prefix (prefix drift on the arrays)
+    s = stream(70, 79, reasoning=20)
+    alt = tied(s, 44)
+    ec = flipped(s, 44, alt["token"], alt["id"], 3, 2, 80)
+    items.append(("drift/shifted", s, drifted(ec, 3, 1 / 32), "stop", "stop"))
+    other = [dict(e) for e in ec]
+    for p, wid in ((5, 4321), (17, 4322)):        # an alternative only the candidate lists
+        other[p] = dict(other[p], top=other[p]["top"][:2] + [dict(other[p]["top"][2], id=wid, logprob=-2.5)])
+    other[30] = dict(other[30], top=other[30]["top"][:2])    # a shorter list
+    items.append(("drift/alone", s, other, "stop", "stop"))
+    twice = [dict(e) for e in ec]
+    top = twice[9]["top"]        # an id listed twice, the last time as the baseline has it: the Tok walk
+    twice[9] = dict(twice[9], top=[top[0], dict(top[1], logprob=top[1]["logprob"] - 2), top[1]])
+    items.append(("drift/twice", s, twice, "stop", "stop"))
     return items
 
 
@@ -133,6 +147,8 @@ def test_remerging_divergences_on_the_arrays_give_the_per_item_verdicts(tmp_path
     assert by_id["short/tail"]["remerged"] and not by_id["short/cut"]["remerged"]
     assert by_id["repeats/cut"]["remerged"] and not by_id["repeats/0"]["remerged"]
     assert not by_id["never/0"]["remerged"] and not by_id["last/apart"]["remerged"]
+    assert by_id["drift/shifted"]["prefix_drift"] == 1 / 32 and by_id["drift/alone"]["prefix_drift"] > 1
+    assert by_id["drift/twice"]["prefix_drift"] < 2
     # the parquet side decides every divergent item on the arrays: diff_item is not asked
     asked = []
     real_diff_item = runs_module.diff_item

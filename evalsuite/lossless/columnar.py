@@ -135,6 +135,44 @@ def _tops_equal(b: _Side, c: _Side, stop: int) -> bool:
     return True
 
 
+def _prefix_drift(b: _Side, c: _Side, stop: int) -> float | None:
+    """max(top_drift(x, y, "id")) over the positions [0, stop) of the two sides (0.0 for none),
+    on the arrays, where every alternative there has an id and a finite logprob and no list
+    names an id twice (top_drift's tables then hold every alternative); None otherwise (the Tok
+    walk decides). Per position: the largest |lp difference| over the ids both list, and for an
+    id one side lists alone, how far it lies above the other side's lowest logprob."""
+    import numpy as np
+
+    from .drift import _padded
+
+    if not (b.v.numbers_plain(stop) and c.v.numbers_plain(stop)):
+        return None
+    sides = []
+    for s in (b, c):
+        lo, hi = s.v._flat(stop)
+        lp = s.v.g.top_lp[lo:hi].astype(np.float64)
+        if not np.isfinite(lp).all():
+            return None          # -inf alternatives: top_drift leaves them out of some comparisons
+        lengths = s.top_lengths[:stop]
+        width = int(lengths.max()) if stop else 0
+        listed = np.arange(width) < lengths[:, None]
+        ids = _padded(s.v.g.top_id[lo:hi], lengths, width, 0, np.int64)
+        twice = (ids[:, :, None] == ids[:, None, :]) & listed[:, :, None] & listed[:, None, :]
+        if int(twice.sum()) != int(listed.sum()):
+            return None          # an id listed twice: top_drift's table keeps the last of them
+        sides.append((ids, _padded(lp, lengths, width, np.nan, np.float64), listed))
+    if not stop:
+        return 0.0
+    (ia, va, la), (ib, vb, lb) = sides
+    both = (ia[:, :, None] == ib[:, None, :]) & la[:, :, None] & lb[:, None, :]
+    with np.errstate(invalid="ignore"):
+        gaps = [np.where(both, np.abs(va[:, :, None] - vb[:, None, :]), -np.inf).reshape(stop, -1)]
+        for mine, listed, alone, other, other_listed in ((va, la, ~both.any(2), vb, lb), (vb, lb, ~both.any(1), va, la)):
+            floor = np.where(other_listed, other, np.inf).min(axis=1, initial=np.inf)[:, None]
+            gaps.append(np.where(listed & alone & (mine > floor), mine - floor, -np.inf))
+    return max(0.0, float(max(g.max(initial=-np.inf) for g in gaps)))
+
+
 def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any, tau: float,
                         k: int | None, views: tuple[Any, Any] | None = None) -> ItemDiff | None:
     """diff_item's verdict for two texts that differ where both sides' entries carry ids and
@@ -159,8 +197,8 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
     outcome = {**_outcome_fields(base, cand), **counts}
 
     stop = min(j + CONTEXT_TOKENS, b.n), min(j + CONTEXT_TOKENS, c.n)
-    if _tops_equal(b, c, j):
-        prefix_drift = 0.0      # top_drift of two equal lists
+    prefix_drift = 0.0 if _tops_equal(b, c, j) else _prefix_drift(b, c, j)   # 0.0: top_drift of two equal lists
+    if prefix_drift is not None:
         tok_b, tok_c = b.tok(j), c.tok(j)
     else:
         prefix_b, prefix_c = b.toks(0, j + 1), c.toks(0, j + 1)
