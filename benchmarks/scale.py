@@ -47,12 +47,13 @@ TARGETS = {  # command: (wall s, peak RSS MB) on two 11,582-item runs
     "regrade": (None, 500),
     # issue 37: divergences that re-merge <= 1 ms an item, the mix (90 % / 8 % / 2 %) <= 10 s
     "diff re-merging flips": (15, 1024), "diff real re-merging": (15, 1024), "diff several divergences": (15, 1024),
-    "diff mix": (10, 1024),
+    "diff mix": (10, 1024), "diff drifted flips": (15, 1024),
 }
 # the candidate run folders beside A, and what each holds (shape_of)
-CANDIDATES = {"B": "real:10", "C": "real:1", "F": "flip", "R": "real-remerge", "M": "multi", "X": "mix"}
+CANDIDATES = {"B": "real:10", "C": "real:1", "F": "flip", "R": "real-remerge", "M": "multi", "X": "mix",
+              "D": "flip-drift"}
 DIFF_AGAINST = {"diff all divergent": "C", "diff re-merging flips": "F", "diff real re-merging": "R",
-                "diff several divergences": "M", "diff mix": "X"}
+                "diff several divergences": "M", "diff mix": "X", "diff drifted flips": "D"}
 TARGET_BYTES_PER_TOKEN = 60
 TARGET_CLIENT_US_PER_TOKEN = 20   # issue 22 (was 25)
 TARGET_CLIENT_RSS_MB = 300
@@ -85,7 +86,8 @@ def tie_positions(n: int, body: int) -> list[int]:
     return [10 + s * third + int(rng.integers(0, third - 20)) for s in range(TIE_SPOTS)]
 
 
-SHAPES = ("same", "real", "flip", "real-remerge", "multi")
+SHAPES = ("same", "real", "flip", "flip-drift", "real-remerge", "multi")
+DRIFT = 0.002       # "flip-drift": the candidate's logprobs off by up to this fraction (another engine's float noise)
 
 
 def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
@@ -95,7 +97,8 @@ def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
     top-2 at its first tie position, then 0-7 other tokens, and continues exactly as the
     baseline after 1-8 of its tokens: a re-merging near-tie flip), "real-remerge" (the same
     with a token outside the top-k), "multi" (a re-merging flip at each of the TIE_SPOTS tie
-    positions)."""
+    positions), "flip-drift" (a "flip" whose logprobs all differ a little from the baseline's,
+    as another engine's float noise makes them)."""
     import numpy as np
 
     rng = np.random.default_rng([seed, n])
@@ -118,7 +121,7 @@ def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
         top_ids[at + 1:, 1:] = other.integers(0, VOCAB, (body - at - 1, k - 1))
         # A's logprobs at the divergence stay as they were (A's top-k, seen by B's engine)
         letter = VOCAB + 3 + (n + 1) % 4
-    elif shape in ("flip", "real-remerge", "multi"):
+    elif shape in ("flip", "flip-drift", "real-remerge", "multi"):
         other = np.random.default_rng([seed + 3, n])
         spots = ties if shape == "multi" else ties[:1]
         pieces, at = [], 0
@@ -149,6 +152,9 @@ def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
         parts.append((ids[at:], lp[at:], top_ids[at:], top_lp[at:]))
         ids, lp, top_ids, top_lp = (np.concatenate([p[c] for p in parts]) for c in range(4))
         body = len(ids)
+        if shape == "flip-drift":
+            top_lp = top_lp * (1 + DRIFT * other.random((len(top_lp), 1)))   # one factor a row: the order stays
+            lp = top_lp[:, 0].copy()
     ids = np.concatenate([ids, [VOCAB, VOCAB + 1, VOCAB + 2, letter]])
     lp = np.concatenate([lp, [-0.01, -0.01, -0.01, -0.02]])
     tail_top = np.array([[VOCAB + j] + [(VOCAB + j + 101 * m) % VOCAB for m in range(1, k)] for j in (0, 1, 2)]
@@ -264,6 +270,7 @@ def commands(a: Path, b: Path, out: Path) -> dict[str, list[str]]:
         "diff real re-merging": es + ["diff", str(a), str(a.parent / "R"), "--json", str(out / "diff-real-remerge.json")],
         "diff several divergences": es + ["diff", str(a), str(a.parent / "M"), "--json", str(out / "diff-multi.json")],
         "diff mix": es + ["diff", str(a), str(a.parent / "X"), "--json", str(out / "diff-mix.json")],
+        "diff drifted flips": es + ["diff", str(a), str(a.parent / "D"), "--json", str(out / "diff-drift.json")],
         "report": es + ["report", str(a), str(b), "-o", str(out / "report-plain.html")],
         "report --diff": es + ["report", str(a), str(b), "--diff", str(out / "diff.json"), "-o", str(out / "report.html")],
         "regrade": es + ["regrade", str(a)],
