@@ -126,7 +126,7 @@ def planted():
     other[30] = dict(other[30], top=other[30]["top"][:2])    # a shorter list
     items.append(("drift/alone", s, other, "stop", "stop"))
     twice = [dict(e) for e in ec]
-    top = twice[9]["top"]        # an id listed twice, the last time as the baseline has it: the Tok walk
+    top = twice[9]["top"]        # an id listed twice, the last time as the baseline has it (the one kept)
     twice[9] = dict(twice[9], top=[top[0], dict(top[1], logprob=top[1]["logprob"] - 2), top[1]])
     items.append(("drift/twice", s, twice, "stop", "stop"))
     return items
@@ -162,3 +162,35 @@ def test_remerging_divergences_on_the_arrays_give_the_per_item_verdicts(tmp_path
         for mine, theirs in zip(got["items"], reference["items"]):
             assert mine == theirs, mine["id"]
     assert asked == []
+
+
+def test_prefix_drift_on_the_arrays_is_top_drifts_maximum():
+    """Random alternatives of few ids (repeated in a list, listed on one side only, lists of
+    any length, some empty): _prefix_drift is max(top_drift) over the positions, as the Tok
+    walk finds it."""
+    import pyarrow as pa
+
+    from evalsuite.lossless.columnar import _prefix_drift, _Side
+    from evalsuite.lossless.tokens import tokens_from_table, top_drift
+    from evalsuite.store import TokenColumns
+
+    rng = random.Random(5)
+
+    def side(n):
+        out = []
+        for p in range(n):
+            alts = [(f" x{i}", i, -rng.choice([0, 1, 2, 3]) / 8) for i in (rng.randrange(6) for _ in range(rng.randrange(0, 5)))]
+            out.append(entry(f" t{p}", 900 + p, -1 / 16, alts))
+        return out
+
+    for _ in range(150):
+        n = rng.randrange(1, 25)
+        tables = [pa.Table.from_batches([TokenColumns.from_entries(side(n)).to_arrow()]) for _ in range(2)]
+        b, c = (_Side(t, {"answer": "".join(f" t{p}" for p in range(n))}) for t in tables)
+        assert b.ok and c.ok
+        stop = rng.randrange(0, n + 1)
+        tb, tc = (tokens_from_table(t) for t in tables)
+        want = 0.0
+        for x, y in zip(tb[:stop], tc[:stop]):
+            want = max(want, top_drift(x, y, "id"))
+        assert _prefix_drift(b, c, stop) == want

@@ -137,10 +137,10 @@ def _tops_equal(b: _Side, c: _Side, stop: int) -> bool:
 
 def _prefix_drift(b: _Side, c: _Side, stop: int) -> float | None:
     """max(top_drift(x, y, "id")) over the positions [0, stop) of the two sides (0.0 for none),
-    on the arrays, where every alternative there has an id and a finite logprob and no list
-    names an id twice (top_drift's tables then hold every alternative); None otherwise (the Tok
-    walk decides). Per position: the largest |lp difference| over the ids both list, and for an
-    id one side lists alone, how far it lies above the other side's lowest logprob."""
+    on the arrays, where every alternative there has an id and a finite logprob; None otherwise
+    (the Tok walk decides). Per position, over top_drift's tables (an id listed twice: its last
+    entry): the largest |lp difference| over the ids both list, and for an id one side lists
+    alone, how far it lies above the other side's lowest logprob."""
     import numpy as np
 
     from .drift import _padded
@@ -157,10 +157,9 @@ def _prefix_drift(b: _Side, c: _Side, stop: int) -> float | None:
         width = int(lengths.max()) if stop else 0
         listed = np.arange(width) < lengths[:, None]
         ids = _padded(s.v.g.top_id[lo:hi], lengths, width, 0, np.int64)
-        twice = (ids[:, :, None] == ids[:, None, :]) & listed[:, :, None] & listed[:, None, :]
-        if int(twice.sum()) != int(listed.sum()):
-            return None          # an id listed twice: top_drift's table keeps the last of them
-        sides.append((ids, _padded(lp, lengths, width, np.nan, np.float64), listed))
+        # an id listed twice in a row: top_drift's table keeps the last of them
+        later = (ids[:, :, None] == ids[:, None, :]) & listed[:, None, :] & np.triu(np.ones((width, width), bool), 1)
+        sides.append((ids, _padded(lp, lengths, width, np.nan, np.float64), listed & ~later.any(axis=2)))
     if not stop:
         return 0.0
     (ia, va, la), (ib, vb, lb) = sides
