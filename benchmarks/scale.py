@@ -9,11 +9,17 @@ What it does:
      logprobs (cmmlu-like ids; reasoning then a 4-token answer), written directly in the record
      format through evalsuite.store (slim records.jsonl, tokens.parquet, records.parquet,
      summary.json, manifest.json): A, and B identical to A except 10% of the items, which diverge
-     at a random token to a token outside A's top-5 (a real divergence);
+     at a random token to a token outside A's top-5 (a real divergence); for the diffs, the
+     candidates of CANDIDATES (issue 37, the shapes real diffs have: shape_of, item_tokens): C
+     every item real and never back, F every item a near-tie flip that re-merges after 1-8
+     tokens, R a real divergence that re-merges, M three re-merging flips an item, X the mix
+     (90 % identical, 8 % re-merging flips, 2 % real), D F's flips with every logprob a little
+     off (another engine's float noise); A holds the near ties the flips take;
   2. runs each command as its own process and reports wall, user+sys CPU and peak RSS from its
      rusage: `show A`, `compare A B`, `gate --baseline A --candidate B`, `diff A A` (all
      identical), `diff A B --json` (10% divergent), `diff A C --json` (C: every item divergent),
-     `report A B --diff` and `regrade A`;
+     `diff A F|R|M|X|D --json`, `report A B --diff` and `regrade A` (only the folders the
+     --only commands need are built);
   3. with --client-items M: `evalsuite run cmmlu --logprobs 5` over M items against the stub of
      benchmarks/overhead.py answering T tokens with top-5 logprobs per item: client CPU per
      generated token, RSS at 10% and 90% of the run, and the end-of-run work, beside the floor
