@@ -88,8 +88,8 @@ def tie_positions(n: int, body: int) -> list[int]:
     import numpy as np
 
     rng = np.random.default_rng([7, n])
-    third = (body - 40) // TIE_SPOTS
-    return [10 + s * third + int(rng.integers(0, third - 20)) for s in range(TIE_SPOTS)]
+    third = (body - 40) // TIE_SPOTS      # >= 18 from 100 tokens an item: room for a flip of 8
+    return [10 + s * third + int(rng.integers(0, max(1, third - 20))) for s in range(TIE_SPOTS)]
 
 
 SHAPES = ("same", "real", "flip", "flip-drift", "real-remerge", "multi")
