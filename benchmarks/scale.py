@@ -9,11 +9,17 @@ What it does:
      logprobs (cmmlu-like ids; reasoning then a 4-token answer), written directly in the record
      format through evalsuite.store (slim records.jsonl, tokens.parquet, records.parquet,
      summary.json, manifest.json): A, and B identical to A except 10% of the items, which diverge
-     at a random token to a token outside A's top-5 (a real divergence);
+     at a random token to a token outside A's top-5 (a real divergence); for the diffs, the
+     candidates of CANDIDATES (issue 37, the shapes real diffs have: shape_of, item_tokens): C
+     every item real and never back, F every item a near-tie flip that re-merges after 1-8
+     tokens, R a real divergence that re-merges, M three re-merging flips an item, X the mix
+     (90 % identical, 8 % re-merging flips, 2 % real), D F's flips with every logprob a little
+     off (another engine's float noise); A holds the near ties the flips take;
   2. runs each command as its own process and reports wall, user+sys CPU and peak RSS from its
      rusage: `show A`, `compare A B`, `gate --baseline A --candidate B`, `diff A A` (all
      identical), `diff A B --json` (10% divergent), `diff A C --json` (C: every item divergent),
-     `report A B --diff` and `regrade A`;
+     `diff A F|R|M|X|D --json`, `report A B --diff` and `regrade A` (only the folders the
+     --only commands need are built);
   3. with --client-items M: `evalsuite run cmmlu --logprobs 5` over M items against the stub of
      benchmarks/overhead.py answering T tokens with top-5 logprobs per item: client CPU per
      generated token, RSS at 10% and 90% of the run, and the end-of-run work, beside the floor
@@ -45,7 +51,15 @@ TARGETS = {  # command: (wall s, peak RSS MB) on two 11,582-item runs
     # issue 20 deliver 6: <= 10 s and <= 1 GB whether all items are identical or all divergent (and between)
     "diff identical": (10, 1024), "diff 10% real": (10, 1024), "diff all divergent": (10, 1024), "report": (30, 1024), "report --diff": (30, 1024),
     "regrade": (None, 500),
+    # issue 37: divergences that re-merge <= 1 ms an item, the mix (90 % / 8 % / 2 %) <= 10 s
+    "diff re-merging flips": (15, 1024), "diff real re-merging": (15, 1024), "diff several divergences": (15, 1024),
+    "diff mix": (10, 1024), "diff drifted flips": (15, 1024),
 }
+# the candidate run folders beside A, and what each holds (shape_of)
+CANDIDATES = {"B": "real:10", "C": "real:1", "F": "flip", "R": "real-remerge", "M": "multi", "X": "mix",
+              "D": "flip-drift"}
+DIFF_AGAINST = {"diff all divergent": "C", "diff re-merging flips": "F", "diff real re-merging": "R",
+                "diff several divergences": "M", "diff mix": "X", "diff drifted flips": "D"}
 TARGET_BYTES_PER_TOKEN = 60
 TARGET_CLIENT_US_PER_TOKEN = 20   # issue 22 (was 25)
 TARGET_CLIENT_RSS_MB = 300
@@ -63,9 +77,34 @@ def vocab():
     return words + answer, pa.array(words + answer, pa.string())
 
 
-def item_tokens(n: int, t: int, seed: int, diverge: bool, k: int = 5):
-    """(ids, logprobs, top ids, top logprobs) of item n; B's divergent items differ from A's
-    after a random position, with a token A's top-k did not list there."""
+# Where a baseline item holds its near ties (A's top-2 within TIE_MARGIN of its top-1): the
+# positions a re-merging flip of the candidate takes. Fixed per item, so A serves every shape.
+TIE_MARGIN = 0.01
+TIE_SPOTS = 3
+
+
+def tie_positions(n: int, body: int) -> list[int]:
+    """Item n's near-tie positions, in order, spread over its reasoning."""
+    import numpy as np
+
+    rng = np.random.default_rng([7, n])
+    third = (body - 40) // TIE_SPOTS      # >= 18 from 100 tokens an item: room for a flip of 8
+    return [10 + s * third + int(rng.integers(0, max(1, third - 20))) for s in range(TIE_SPOTS)]
+
+
+SHAPES = ("same", "real", "flip", "flip-drift", "real-remerge", "multi")
+DRIFT = 0.002       # "flip-drift": the candidate's logprobs off by up to this fraction (another engine's float noise)
+
+
+def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
+    """(ids, logprobs, top ids, top logprobs) of item n. `shape` is what the candidate did:
+    "same" (the baseline itself), "real" (leaves the baseline at a random position with a
+    token its top-k did not list, and never comes back), "flip" (takes the baseline's near-tie
+    top-2 at its first tie position, then 0-7 other tokens, and continues exactly as the
+    baseline after 1-8 of its tokens: a re-merging near-tie flip), "real-remerge" (the same
+    with a token outside the top-k), "multi" (a re-merging flip at each of the TIE_SPOTS tie
+    positions), "flip-drift" (a "flip" whose logprobs all differ a little from the baseline's,
+    as another engine's float noise makes them)."""
     import numpy as np
 
     rng = np.random.default_rng([seed, n])
@@ -75,8 +114,10 @@ def item_tokens(n: int, t: int, seed: int, diverge: bool, k: int = 5):
     top_ids = rng.integers(0, VOCAB, (body, k), dtype=np.int64)
     top_lp = lp[:, None] - np.cumsum(rng.exponential(1.0, (body, k)), axis=1)
     top_ids[:, 0], top_lp[:, 0] = ids, lp
+    ties = tie_positions(n, body)
+    top_lp[ties, 1] = lp[ties] - TIE_MARGIN
     letter = VOCAB + 3 + n % 4
-    if diverge:
+    if shape == "real":
         at = int(np.random.default_rng([seed + 1, n]).integers(5, body - 5))
         other = np.random.default_rng([seed + 2, n])
         ids[at:] = other.integers(0, VOCAB, body - at)
@@ -86,12 +127,62 @@ def item_tokens(n: int, t: int, seed: int, diverge: bool, k: int = 5):
         top_ids[at + 1:, 1:] = other.integers(0, VOCAB, (body - at - 1, k - 1))
         # A's logprobs at the divergence stay as they were (A's top-k, seen by B's engine)
         letter = VOCAB + 3 + (n + 1) % 4
+    elif shape in ("flip", "flip-drift", "real-remerge", "multi"):
+        other = np.random.default_rng([seed + 3, n])
+        spots = ties if shape == "multi" else ties[:1]
+        pieces, at = [], 0
+        for spot in spots:
+            left, inserted = int(other.integers(1, 9)), int(other.integers(1, 9))   # A's tokens replaced, B's put there
+            new_ids = other.integers(0, VOCAB, inserted)
+            if shape == "real-remerge":
+                while new_ids[0] in top_ids[spot]:
+                    new_ids[0] = (new_ids[0] + 1) % VOCAB
+            else:
+                new_ids[0] = top_ids[spot, 1]            # the baseline's near-tie runner-up
+            new_top = other.integers(0, VOCAB, (inserted, k))
+            new_top[:, 0] = new_ids
+            new_lp = -other.exponential(0.2, inserted)
+            new_top_lp = new_lp[:, None] - np.cumsum(other.exponential(1.0, (inserted, k)), axis=1)
+            # at the divergence B's engine saw A's distribution, B's token first: a flip swaps
+            # A's two near-tied tokens; a real one puts B's token above A's top-(k-1)
+            new_top_lp[0] = top_lp[spot]
+            new_top[0] = (top_ids[spot, [1, 0] + list(range(2, k))] if shape != "real-remerge"
+                          else np.concatenate([new_ids[:1], top_ids[spot, :k - 1]]))
+            new_lp[0] = new_top_lp[0, 0]
+            pieces.append((slice(at, spot), new_ids, new_lp, new_top, new_top_lp))
+            at = spot + left
+        keep = [(ids[s], lp[s], top_ids[s], top_lp[s]) for s, *_ in pieces]
+        parts = []
+        for (s, *new), kept in zip(pieces, keep):
+            parts += [kept, tuple(new)]
+        parts.append((ids[at:], lp[at:], top_ids[at:], top_lp[at:]))
+        ids, lp, top_ids, top_lp = (np.concatenate([p[c] for p in parts]) for c in range(4))
+        body = len(ids)
+        if shape == "flip-drift":
+            top_lp = top_lp * (1 + DRIFT * other.random((len(top_lp), 1)))   # one factor a row: the order stays
+            lp = top_lp[:, 0].copy()
     ids = np.concatenate([ids, [VOCAB, VOCAB + 1, VOCAB + 2, letter]])
     lp = np.concatenate([lp, [-0.01, -0.01, -0.01, -0.02]])
     tail_top = np.array([[VOCAB + j] + [(VOCAB + j + 101 * m) % VOCAB for m in range(1, k)] for j in (0, 1, 2)]
                         + [[letter] + [(letter + 101 * m) % VOCAB for m in range(1, k)]])
     tail_lp = np.array([[v] + [v - 3.0 - m for m in range(1, k)] for v in (-0.01, -0.01, -0.01, -0.02)])
     return ids, lp, np.concatenate([top_ids, tail_top]), np.concatenate([top_lp, tail_lp])
+
+
+def shape_of(n: int, spec: str) -> str:
+    """The shape of item n in a candidate built to `spec`: "A" (the baseline), "real:E" (every
+    E-th item real, the rest the same), a shape of SHAPES for every item, or "mix" (per 100
+    items: 90 the same, 8 re-merging flips, 2 real)."""
+    if spec == "A":
+        return "same"
+    if spec.startswith("real:"):
+        return "real" if n % int(spec[5:]) == 0 else "same"
+    if spec == "mix":
+        r = (n * 37) % 100        # spread over the run, not in blocks
+        return "flip" if r < 8 else "real" if r < 10 else "same"
+    if spec not in SHAPES:
+        raise SystemExit(f"unknown candidate spec {spec!r}")
+    return spec
 
 
 def token_table(ids, lp, top_ids, top_lp, vocab_arr, body: int):
@@ -113,7 +204,7 @@ def token_table(ids, lp, top_ids, top_lp, vocab_arr, body: int):
     return pa.Table.from_arrays(cols, schema=token_schema())
 
 
-def build_run(path: Path, n_items: int, n_tokens: int, diverge_every: int | None, seed: int = 0) -> dict:
+def build_run(path: Path, n_items: int, n_tokens: int, spec: str = "A", seed: int = 0) -> dict:
     """A finished run folder written through evalsuite.store, as `evalsuite run` leaves one."""
     from evalsuite.analysis.summary import summarize
     from evalsuite.store import (MANIFEST, RECORDS, SUMMARY, TOKENS, TokenParquetWriter, iter_record_lines,
@@ -126,8 +217,8 @@ def build_run(path: Path, n_items: int, n_tokens: int, diverge_every: int | None
     body = n_tokens - 4
     with open(path / RECORDS, "w", encoding="utf-8") as records, TokenParquetWriter(path / TOKENS) as tokens:
         for n, item_id in enumerate(ids_all):
-            diverge = diverge_every is not None and n % diverge_every == 0
-            ids, lp, top_ids, top_lp = item_tokens(n, n_tokens, seed, diverge)
+            ids, lp, top_ids, top_lp = item_tokens(n, n_tokens, seed, shape_of(n, spec))
+            body = len(ids) - 4
             tokens.add(item_id, token_table(ids, lp, top_ids, top_lp, vocab_arr, body))
             texts = [words[i] for i in ids.tolist()]
             letter = texts[-1].strip()
@@ -143,9 +234,9 @@ def build_run(path: Path, n_items: int, n_tokens: int, diverge_every: int | None
                 "verdict": {"equal": letter == gold, "extracted": letter, "method": "choice", "reason": "letter",
                             "extraction": "answer-is", "details": {}},
                 "outcome": "correct" if letter == gold else "wrong", "error": None,
-                "usage": {"prompt_tokens": 300, "completion_tokens": n_tokens, "reasoning_tokens": body},
+                "usage": {"prompt_tokens": 300, "completion_tokens": len(ids), "reasoning_tokens": body},
                 "timing": {"started_at": "2026-11-30T00:00:00+00:00", "ttft_s": 0.05, "ttfa_s": 2.0 + n % 7, "total_s": 2.5 + n % 7},
-                "server_timings": None, "logprob_tokens": n_tokens, "endpoint": "http://127.0.0.1:8080/v1",
+                "server_timings": None, "logprob_tokens": len(ids), "endpoint": "http://127.0.0.1:8080/v1",
                 "model": "stub", "attempts": 1,
             }
             records.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -157,7 +248,7 @@ def build_run(path: Path, n_items: int, n_tokens: int, diverge_every: int | None
         "served_models": {}, "decoding": {"temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": n_tokens + 100,
                                           "stop": [], "reasoning_effort": None, "logprobs": 5, "extra_body": {}},
         "client": {"concurrency": 32, "timeout": 600, "max_retries": 5, "max_downtime": 300},
-        "label": {None: "A", 1: "C"}.get(diverge_every, "B"), "started_at": "2026-11-30T00:00:00+00:00",
+        "label": path.name, "started_at": "2026-11-30T00:00:00+00:00",
         "ended_at": "2026-11-30T01:00:00+00:00", "status": "finished", "argv": ["scale.py"],
     }
     write_parquet(path, iter_record_lines(path / RECORDS))
@@ -180,6 +271,12 @@ def commands(a: Path, b: Path, out: Path) -> dict[str, list[str]]:
         "diff 10% real": es + ["diff", str(a), str(b), "--json", str(out / "diff.json")],
         # issue 20: every item diverges (half way on average), drift metrics included
         "diff all divergent": es + ["diff", str(a), str(a.parent / "C"), "--json", str(out / "diff-all.json")],
+        # issue 37: the shapes real diffs have (shape_of, item_tokens)
+        "diff re-merging flips": es + ["diff", str(a), str(a.parent / "F"), "--json", str(out / "diff-flip.json")],
+        "diff real re-merging": es + ["diff", str(a), str(a.parent / "R"), "--json", str(out / "diff-real-remerge.json")],
+        "diff several divergences": es + ["diff", str(a), str(a.parent / "M"), "--json", str(out / "diff-multi.json")],
+        "diff mix": es + ["diff", str(a), str(a.parent / "X"), "--json", str(out / "diff-mix.json")],
+        "diff drifted flips": es + ["diff", str(a), str(a.parent / "D"), "--json", str(out / "diff-drift.json")],
         "report": es + ["report", str(a), str(b), "-o", str(out / "report-plain.html")],
         "report --diff": es + ["report", str(a), str(b), "--diff", str(out / "diff.json"), "-o", str(out / "report.html")],
         "regrade": es + ["regrade", str(a)],
@@ -201,7 +298,7 @@ def measure_commands(a: Path, b: Path, out: Path, only: list[str] | None, timeou
                 r["html_mb"] = round((out / html).stat().st_size / 2**20, 2)
         results[name] = r
         note = " (timed out)" if r["rc"] == 124 else (f" rc {r['rc']}" if r["rc"] not in (0, 1) else "")
-        print(f"  {name:<16} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  rss {r['rss_mb']:7.1f} MB{note}",
+        print(f"  {name:<26} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  rss {r['rss_mb']:7.1f} MB{note}",
               file=sys.stderr, flush=True)
     return results
 
@@ -340,7 +437,7 @@ def print_report(report: dict, target_items: int) -> None:
     head = "".join(f"{'N=' + str(n):>22}" for n in sizes)
     extra = len(sizes) > 1 and int(sizes[-1]) != target_items
     print("\n(each cell: wall s / CPU s / peak RSS MB; the fit is on CPU, which a shared machine disturbs less than wall)")
-    print(f"{'command':<16}{head}" + (f"{'CPU, RSS per 1,000 items':>28}{'N=' + str(target_items) + ' (extrapolated)':>30}" if extra else "")
+    print(f"{'command':<26}{head}" + (f"{'CPU, RSS per 1,000 items':>28}{'N=' + str(target_items) + ' (extrapolated)':>30}" if extra else "")
           + "   target")
     for name in names:
         cells, cpus, rsss, xs = [], [], [], []
@@ -353,7 +450,7 @@ def print_report(report: dict, target_items: int) -> None:
             xs.append(int(n))
             cpus.append(r["cpu_s"])
             rsss.append(r["rss_mb"])
-        line = f"{name:<16}" + "".join(f"{c:>22}" for c in cells)
+        line = f"{name:<26}" + "".join(f"{c:>22}" for c in cells)
         if extra and len(xs) > 1:
             ac, bc = fit(xs, cpus)
             ar, br = fit(xs, rsss)
@@ -376,8 +473,8 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["bare-logprobs"]:
         return bare_logprobs_main(argv[1], int(argv[2]), int(argv[3]), int(argv[4]))
     if argv[:1] == ["build"]:
-        path, n, tokens, every = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
-        info = build_run(Path(path), n, tokens, every or None)
+        path, n, tokens, spec = argv[1], int(argv[2]), int(argv[3]), argv[4]
+        info = build_run(Path(path), n, tokens, spec)
         print(f"  {info['bytes'] / 2**20:.1f} MB, {info['bytes_per_token']:.1f} B/token, {info['build_s']:.0f} s",
               file=sys.stderr, flush=True)
         return
@@ -405,14 +502,15 @@ def main(argv: list[str] | None = None) -> None:
             folder = work / f"n{n}-t{args.tokens}"
             a, b = folder / "A", folder / "B"
             storage = None
-            for path, every in ((a, None), (b, 10), (folder / "C", 1)):
-                if path.name == "C" and args.only and "diff all divergent" not in args.only:
+            wanted = {DIFF_AGAINST[name] for name in DIFF_AGAINST if not args.only or name in args.only}
+            for path, spec in [(a, "A")] + [(folder / name, spec) for name, spec in CANDIDATES.items()]:
+                if path.name not in {"A", "B"} | wanted:
                     continue
                 if not (path / "manifest.json").exists():
                     # in a child: this process stays small, so the commands it forks start small
                     # (a fork's RSS counts in the child's peak until it execs)
                     print(f"building {path} ...", file=sys.stderr, flush=True)
-                    subprocess.run([sys.executable, __file__, "build", str(path), str(n), str(args.tokens), str(every or 0)],
+                    subprocess.run([sys.executable, __file__, "build", str(path), str(n), str(args.tokens), spec],
                                    check=True)
                 if path == a:
                     size = sum(q.stat().st_size for q in a.iterdir())

@@ -162,13 +162,20 @@ def _remerge_keys(ka: list[Any], kb: list[Any], start: int, stopped: tuple[bool,
     blocks = [blk for blk in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_matching_blocks() if blk.size]
     if not blocks:
         return None
-    last = blocks[-1]
-    end_a, end_b = last.a + last.size == len(ka), last.b + last.size == len(kb)
+    return remerge_at(blocks[-1], len(ka), len(kb), start, stopped)
+
+
+def remerge_at(last: tuple[int, int, int], len_a: int, len_b: int, start: int,
+               stopped: tuple[bool, bool]) -> Remerge | None:
+    """_remerge's verdict on the alignment's last matching block (a, b, size) of two key
+    streams of these lengths (lossless/columnar.py finds that block on the arrays)."""
+    a, b, size = last
+    end_a, end_b = a + size == len_a, b + size == len_b
     if not (end_a or end_b) or (stopped[0] and not end_a) or (stopped[1] and not end_b):
         return None
-    if last.size < REMERGE_MIN_TOKENS and not (all(stopped) and end_a and end_b):
+    if size < REMERGE_MIN_TOKENS and not (all(stopped) and end_a and end_b):
         return None
-    return Remerge(start + last.a, start + last.b, last.a, last.b, last.size)
+    return Remerge(start + a, start + b, a, b, size)
 
 
 def _view(t: Tok, top: Sequence[Alt], level: str, found: Lookup | None = None, inferred: bool = False) -> TokenView:

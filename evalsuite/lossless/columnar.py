@@ -20,6 +20,7 @@ from .classify import (
     _outcome_fields,
     _remerge_keys,
     _stopped,
+    remerge_at,
     _texts_equal,
 )
 from .tokens import (
@@ -134,6 +135,43 @@ def _tops_equal(b: _Side, c: _Side, stop: int) -> bool:
     return True
 
 
+def _prefix_drift(b: _Side, c: _Side, stop: int) -> float | None:
+    """max(top_drift(x, y, "id")) over the positions [0, stop) of the two sides (0.0 for none),
+    on the arrays, where every alternative there has an id and a finite logprob; None otherwise
+    (the Tok walk decides). Per position, over top_drift's tables (an id listed twice: its last
+    entry): the largest |lp difference| over the ids both list, and for an id one side lists
+    alone, how far it lies above the other side's lowest logprob."""
+    import numpy as np
+
+    from .drift import _padded
+
+    if not (b.v.numbers_plain(stop) and c.v.numbers_plain(stop)):
+        return None
+    sides = []
+    for s in (b, c):
+        lo, hi = s.v._flat(stop)
+        lp = s.v.g.top_lp[lo:hi].astype(np.float64)
+        if not np.isfinite(lp).all():
+            return None          # -inf alternatives: top_drift leaves them out of some comparisons
+        lengths = s.top_lengths[:stop]
+        width = int(lengths.max()) if stop else 0
+        listed = np.arange(width) < lengths[:, None]
+        ids = _padded(s.v.g.top_id[lo:hi], lengths, width, 0, np.int64)
+        # an id listed twice in a row: top_drift's table keeps the last of them
+        later = (ids[:, :, None] == ids[:, None, :]) & listed[:, None, :] & np.triu(np.ones((width, width), bool), 1)
+        sides.append((ids, _padded(lp, lengths, width, np.nan, np.float64), listed & ~later.any(axis=2)))
+    if not stop:
+        return 0.0
+    (ia, va, la), (ib, vb, lb) = sides
+    both = (ia[:, :, None] == ib[:, None, :]) & la[:, :, None] & lb[:, None, :]
+    with np.errstate(invalid="ignore"):
+        gaps = [np.where(both, np.abs(va[:, :, None] - vb[:, None, :]), -np.inf).reshape(stop, -1)]
+        for mine, listed, alone, other, other_listed in ((va, la, ~both.any(2), vb, lb), (vb, lb, ~both.any(1), va, la)):
+            floor = np.where(other_listed, other, np.inf).min(axis=1, initial=np.inf)[:, None]
+            gaps.append(np.where(listed & alone & (mine > floor), mine - floor, -np.inf))
+    return max(0.0, float(max(g.max(initial=-np.inf) for g in gaps)))
+
+
 def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any, tau: float,
                         k: int | None, views: tuple[Any, Any] | None = None) -> ItemDiff | None:
     """diff_item's verdict for two texts that differ where both sides' entries carry ids and
@@ -158,8 +196,8 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
     outcome = {**_outcome_fields(base, cand), **counts}
 
     stop = min(j + CONTEXT_TOKENS, b.n), min(j + CONTEXT_TOKENS, c.n)
-    if _tops_equal(b, c, j):
-        prefix_drift = 0.0      # top_drift of two equal lists
+    prefix_drift = 0.0 if _tops_equal(b, c, j) else _prefix_drift(b, c, j)   # 0.0: top_drift of two equal lists
+    if prefix_drift is not None:
         tok_b, tok_c = b.tok(j), c.tok(j)
     else:
         prefix_b, prefix_c = b.toks(0, j + 1), c.toks(0, j + 1)
@@ -186,10 +224,78 @@ def diverged_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc:
         # the last matching block must end at one stream's end: its last key is in the other stream
         ka, kb = b.ids[j:], c.ids[j:]
         if (kb == ka[-1]).any() or (ka == kb[-1]).any():
-            remerge = _remerge_keys(ka.tolist(), kb.tolist(), j, stopped)
+            last = last_matching_block(ka, kb)
+            if last is None:         # too many equal keys for the arrays: difflib itself
+                remerge = _remerge_keys(ka.tolist(), kb.tolist(), j, stopped)
+            elif last[2]:
+                remerge = remerge_at(last, len(ka), len(kb), j, stopped)
 
     earlier = lambda: earlier_not_greedy_reason(  # noqa: E731
         [("baseline", b.v.not_top1(j)), ("candidate", c.v.not_top1(j))])
     return _divergence_at(item_id, tok_b, tok_c, j, "id", tau, outcome, [], prefix_drift, drift_here, k,
                           (offset, part), remerge, (prefix, tuple(b.texts(j, stop[0])), tuple(c.texts(j, stop[1]))),
                           earlier)
+
+
+MAX_KEY_PAIRS = 500_000      # equal-key pairs last_matching_block holds (a few MB); beyond: difflib
+MAX_CHAIN_BLOCKS = 64        # blocks of the rightmost chain it follows; beyond: difflib
+
+
+def last_matching_block(ka: Any, kb: Any) -> tuple[int, int, int] | None:
+    """The last block of difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+    .get_matching_blocks() (its sentinel left out) as (a, b, size), found on two integer arrays;
+    (0, 0, 0) when nothing matches; None when the keys are too repetitive for this to be cheap
+    (then ask difflib).
+
+    difflib takes the longest match of the whole (the longest; of those the first in a, then in
+    b), then recurses on each side; the last block is the end of the chain of longest matches
+    taken each time in what lies right of (after, in both streams) the one before. Each such
+    match is a maximal run of equal keys along one diagonal (b - a constant) clipped at the
+    box's lower corner, so the chain is followed over those runs, all made at once from the
+    sorted key pairs. (No two blocks of the chain touch: a run ends where its diagonal stops
+    matching, so difflib's merging of adjacent blocks never applies.)
+    tests/test_diff_remerge.py holds it to difflib on random streams of few keys."""
+    import numpy as np
+
+    ka, kb = np.asarray(ka, dtype=np.int64), np.asarray(kb, dtype=np.int64)
+    la = len(ka)
+    order = np.argsort(kb, kind="stable")
+    sorted_b = kb[order]
+    lo, hi = np.searchsorted(sorted_b, ka, "left"), np.searchsorted(sorted_b, ka, "right")
+    counts = hi - lo
+    total = int(counts.sum())
+    if total == 0:
+        return 0, 0, 0
+    if total > MAX_KEY_PAIRS:
+        return None
+    # every (i, j) with ka[i] == kb[j]
+    ai = np.repeat(np.arange(la, dtype=np.int64), counts)
+    first = np.cumsum(counts) - counts
+    bj = order[np.arange(total, dtype=np.int64) + np.repeat(lo - first, counts)]
+    diag = bj - ai
+    by_diagonal = np.argsort((diag + la) * (la + 1) + ai, kind="stable")
+    diag, ai = diag[by_diagonal], ai[by_diagonal]
+    # maximal runs: a new one where the diagonal changes or the next a is not the one after
+    starts = np.ones(total, dtype=bool)
+    starts[1:] = (diag[1:] != diag[:-1]) | (ai[1:] != ai[:-1] + 1)
+    at = np.flatnonzero(starts)
+    run_diag, run_first = diag[at], ai[at]
+    run_last = ai[np.append(at[1:] - 1, total - 1)]
+    last = (0, 0, 0)
+    a0 = b0 = 0
+    for _ in range(MAX_CHAIN_BLOCKS):
+        begin = np.maximum(np.maximum(run_first, a0), b0 - run_diag)     # clipped at the box's corner
+        size = run_last - begin + 1
+        best = int(size.max()) if size.size else 0
+        if best <= 0:
+            return last
+        tied = np.flatnonzero(size == best)
+        # first in a (the same size: the earliest end in a), then in b
+        pick = tied[np.lexsort((run_diag[tied], begin[tied]))[0]]
+        a = int(begin[pick])
+        b = a + int(run_diag[pick])
+        last = (a, b, best)
+        a0, b0 = a + best, b + best
+        keep = (run_last >= a0) & (run_last + run_diag >= b0)
+        run_diag, run_first, run_last = run_diag[keep], run_first[keep], run_last[keep]
+    return None

@@ -71,30 +71,39 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
     return served, model
 
 
-class _NoPandas:
-    """A meta-path finder that says pandas is not installed. pyarrow's first pa.array() call
-    imports pandas to see whether its argument is a pandas object (0.3 CPU s and 40 MB); a run
-    process never hands it one, so during that first call pandas is reported absent, and pyarrow
-    remembers that for the rest of the process."""
+class _Absent:
+    """A meta-path finder that says some packages are not installed, while pyarrow is first
+    imported and first called. Its first pa.array() call imports pandas to see whether its
+    argument is a pandas object (0.3 CPU s and 40 MB), and `import pyarrow` imports numpy when it
+    can (0.1-0.15 CPU s): a run process never hands pyarrow either. pyarrow remembers them
+    absent for the rest of the process (numpy itself can still be imported after)."""
 
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ImportError("pandas is not needed by `evalsuite run`")
+    names: tuple[str, ...] = ()
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.split(".")[0] in cls.names:
+            raise ImportError(f"{name} is not needed by `evalsuite run`")
         return None
 
 
-def _warm_finish_imports() -> None:
+def _warm_finish_imports(numbers: bool = True) -> None:
+    """pyarrow and pyarrow.parquet for the finishing step, imported now. `numbers`: whether
+    the run hands pyarrow numpy arrays (its token streams, with --logprobs); without, pyarrow
+    is imported without numpy, where neither is imported yet."""
     try:
-        import pyarrow as pa
-        import pyarrow.parquet  # noqa: F401
+        absent = ("pandas",) if numbers or "pyarrow" in sys.modules or "numpy" in sys.modules else ("pandas", "numpy")
+        if "pandas" in sys.modules:
+            absent = tuple(n for n in absent if n != "pandas")
+        _Absent.names = absent
+        sys.meta_path.insert(0, _Absent)
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet  # noqa: F401
 
-        if "pandas" not in sys.modules:
-            sys.meta_path.insert(0, _NoPandas)
-            try:
-                pa.array([0])
-            finally:
-                sys.meta_path.remove(_NoPandas)
+            pa.array([0])
+        finally:
+            sys.meta_path.remove(_Absent)
     except Exception:  # the finishing step will say what is wrong
         pass
 
@@ -237,14 +246,11 @@ async def _run_async(settings: RunSettings) -> int:
         # the servers' own draft counters around the run: did speculation engage (docs/engines.md)
         spec_before = await asyncio.to_thread(_speculation_counters, endpoints)
         status = "interrupted"
-        # the finishing step's imports (pyarrow, and the pandas its first call imports: ~0.5 s)
-        # load in a thread while the requests are in flight, not after them; a run that keeps
-        # logprobs converts its first tokens with pyarrow at once: there, before the requests,
-        # or that first call imports pandas after all (~0.3 CPU s, 40 MB)
-        if settings.decoding.logprobs is not None:
-            _warm_finish_imports()
-        else:
-            asyncio.get_running_loop().run_in_executor(None, _warm_finish_imports)
+        # the finishing step's imports (pyarrow; never the pandas its first call would import,
+        # ~0.3 CPU s and 40 MB, nor, without logprobs, numpy, ~0.1 s) before the requests: a run
+        # that keeps logprobs converts its first tokens with pyarrow at once, and while the
+        # finder says numpy is absent no other thread may import it (~0.06 s without numpy)
+        _warm_finish_imports(numbers=settings.decoding.logprobs is not None)
         progress.start()
         try:
             await scheduler.run(todo)
