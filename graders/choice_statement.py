@@ -215,6 +215,26 @@ MAX_STATEMENT_CHARS = 600      # a final statement is a sentence or two, not a p
 MAX_MENTIONS = 12              # more letters than that is a list of options, not a statement
 
 
+def _clause_end(text: str, pos: int) -> int:
+    end = CLAUSE_END.search(text, pos)
+    return end.start() if end else len(text)
+
+
+def _negated_in_own_clause(text: str, m: Mention, next_letter: int) -> bool:
+    """A negation in the clause after the letter, with no other letter in that clause: the
+    clause's predicate is denied of the letter ('C n'est pas juste', 'C stimmt nicht', 'C is not
+    right'). A negation with a letter after it in the clause is that letter's ('C rather than D')."""
+    end = _clause_end(text, m.end)
+    if next_letter < end:
+        return False
+    return NEGATION_BEFORE.search(text, m.end, end) is not None
+
+
+def _words_follow(text: str, pos: int) -> bool:
+    """Letters or digits between `pos` and the end of its clause."""
+    return re.search(r"[^\W_]", text[pos:_clause_end(text, pos)]) is not None
+
+
 def read_statement(text: str, valid: str) -> Statement:
     """The letters `text` (one line, already normalised) names, each negated, retracted, talked
     about or asserted; whether it hedges between letters or corrects itself."""
@@ -228,6 +248,7 @@ def read_statement(text: str, valid: str) -> Statement:
             continue
         found.append(Mention(letter, m.start(), m.end()))
     mentions: list[Mention] = []
+    denied_after: set[int] = set()   # mentions negated by the words after them, in their own clause
     for n, m in enumerate(found):
         # the clause before the letter: back to the previous letter or clause punctuation
         lo = found[n - 1].end if n else 0
@@ -241,17 +262,31 @@ def read_statement(text: str, valid: str) -> Statement:
         after = text[m.end: m.end + 40]
         if NEGATION_AFTER.match(after) and not CALLED_RIGHT.match(after):
             negated = True
+        if not negated and _negated_in_own_clause(text, m, found[n + 1].start if n + 1 < len(found) else len(text)):
+            negated = True  # 'C n'est pas juste', 'C stimmt nicht', 'B klopt niet'
+            denied_after.add(n)
         if not negated and mentions and (LIST_JOIN.fullmatch(window) or HEDGE.fullmatch(window)) \
                 and mentions[-1].negated and not CALLED_RIGHT.match(after):
             negated = True  # "not A or B", "排除A、B、D", "而不是C或D"
-        talked = not negated and TALKED_ABOUT.match(after) is not None and not CALLED_RIGHT.match(after)
+        talk = TALKED_ABOUT.match(after)
+        # 'D is.' after 'C is not right': a verb with nothing after it repeats the predicate before
+        # (an ellipsis that asserts), it does not talk about the letter
+        talked = not negated and talk is not None and not CALLED_RIGHT.match(after) \
+            and _words_follow(text, m.end + talk.end())
         mentions.append(Mention(m.letter, m.start, m.end, negated, False, talked))
+    listed: set[int] = set()         # mentions joined by a word to the negated letter after them
     for n in range(len(mentions) - 2, -1, -1):  # "A and B are wrong": the negation after B covers A
         m, nxt = mentions[n], mentions[n + 1]
-        joined = LIST_JOIN.fullmatch(text[m.end: nxt.start]) and re.search(r"[^\s,()\[\]]", text[m.end: nxt.start])
-        if not m.negated and nxt.negated and joined and NEGATION_AFTER.match(text, nxt.end):
-            # (a word or 、 joins them: "A, D değil" is "A, not D")
+        gap = text[m.end: nxt.start]
+        worded = re.search(r"[^\s,()\[\]]", gap)
+        # (a word or 、 joins them: "A, D değil" is "A, not D"; a comma joins them in a list that a
+        # word closes: "A, B und C nicht passen")
+        joined = LIST_JOIN.fullmatch(gap) and (worded or n + 1 in listed)
+        if not m.negated and nxt.negated and joined and (NEGATION_AFTER.match(text, nxt.end) or n + 1 in denied_after):
             mentions[n] = Mention(m.letter, m.start, m.end, True, False, False)
+            denied_after.add(n)
+            if worded:
+                listed.add(n)
         elif not m.negated and not m.talked_about and nxt.talked_about and LIST_JOIN.fullmatch(text[m.end: nxt.start]):
             mentions[n] = Mention(m.letter, m.start, m.end, False, False, True)  # "C and D are unrelated"
     # a correction between two letters takes the earlier one back

@@ -159,6 +159,8 @@ def _full_stop_ends(text: str, i: int) -> bool:
         return False  # 'i.e.', 'e.g.', 'a.m.'
     if re.search(r"(?:^|[\s(])(?:Mrs|[A-Z][a-z])$", text[max(0, i - 4):i]) and re.match(r"\s+[A-Z]", text[i + 1:i + 3]):
         return False  # 'Mr. Sylas', 'Dr. Lee': a title before a name ('box B. Het …' ends a sentence)
+    if re.search(r"(?:^|[^\w.])[A-Z][a-z]{1,2}$", text[max(0, i - 4):i]) and re.match(r" [-−]?\d", text[i + 1:i + 3]):
+        return False  # 'Rs. 18', 'Nr. 5', 'Vol. 2': a capitalised abbreviation before its number
     following = re.match(r"\s+(\S)", text[i + 1:i + 4])
     return not (following and following.group(1).islower())  # 'approx. as', 'etc. and': an abbreviation
 
@@ -1007,6 +1009,14 @@ def _mark_negations(text: str, values: list[Value]) -> list[Value]:
             if forward:  # the first value after it in its clause
                 pick = [i for i, v in enumerate(values) if m.end() <= v.start < b
                         and _words_between(text[m.end():v.start]) <= BIND_WORDS][:1]
+                if not pick and not any(is_letter(c) or c.isdigit() for c in text[m.end():b]):
+                    # a negation that ends its clause is said of what came before it ('14 ist es
+                    # nicht', '14 is het niet', '14, c'est pas'): the last value before it, across
+                    # at most one clause mark
+                    before = [i for i, v in enumerate(values) if v.end <= m.start()
+                              and _words_between(text[v.end:m.start()]) <= BIND_WORDS
+                              and sum(_char_kind(c) == "clause" for c in text[v.end:m.start()]) <= 1]
+                    pick = before[-1:]
             else:  # the last value before it in its clause
                 pick = [i for i, v in enumerate(values) if a <= v.start and v.end <= m.start()
                         and _words_between(text[v.end:m.start()]) <= BIND_WORDS][-1:]
@@ -1418,3 +1428,30 @@ def corrected_after(text: str, reading: Reading) -> Reading | None:
                 return None
             return later
     return None
+
+
+# a line that opens with a label: a few words and a colon ('In short:', 'Also nochmal:', '**Result:**')
+LABEL_LINE_RE = re.compile(r"^[ \t*_>#-]*[^\W\d_][^\n:：\d]{0,40}?[:：]")
+
+
+def restated_after(text: str, reading: Reading) -> Reading | None:
+    """A later line that states the answer again under a label of its own ('Antwort: 14.' then
+    'Also nochmal: 16 kg.', 'In short: 16'): two final answers. The reading of both ('several')
+    when the later line asserts one other value in prose; None when it repeats the value, holds
+    working (a check: 'Check: 7 × 2 = 14'), a percent beside a plain answer (a confidence, a
+    share) or no value. A later answer never replaces the first here: it only makes two."""
+    if reading.kind != "one":
+        return None
+    first = reading.asserted[0]
+    for line in text[:2 * MAX_STATEMENT].split("\n"):
+        label = LABEL_LINE_RE.match(line)
+        if label is None:
+            continue
+        later = read_statement(line[label.end():])
+        if later is None or later.kind != "one" or len(later.values) != 1 or later.values[0].working:
+            continue
+        other = later.asserted[0]
+        if other.value != first.value and other.percent == first.percent:
+            return Reading("several", reading.values + later.values, reading.statement + "\n" + line.strip())
+    return None
+

@@ -1,0 +1,155 @@
+"""Issue 32, round five: what the fresh batch (tests/grader_cases/issue32_round5.jsonl) found at
+first sight, and the three leftovers of parts A and B. Each test failed on the graders before
+round five (2c2f530). The invariants over generated wordings are in
+tests/test_graders_answer_shapes.py; this file holds the rules, each with its near misses.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from evalsuite.graders import grade, infer_kind
+from evalsuite.graders.normalise import normalise
+
+CASES = Path(__file__).parent / "grader_cases"
+FLOUR = "Each loaf needs 2 kg of flour, and she bakes 7 loaves: 2 * 7 = 14.\n"
+EGGS = "Janet sells 16 - 3 - 4 = 9 duck eggs a day.\nShe makes 9 * 2 = 18 dollars every day.\n"
+OPTIONS = ["36", "40", "42", "48"]
+
+
+def said(gold: str, response: str, kind: str | None = "numeric") -> bool | None:
+    return grade(gold, response, kind).equal
+
+
+# --- numeric statements -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("ending", ["Final answer: Rs. 18", "That is Rs. 18 per day.", "Total: Nr. 18",
+                                    "The answer is Vol. 18"])
+def test_a_full_stop_after_a_short_abbreviation_before_a_number_ends_no_sentence(ending):
+    # 'Rs. 18' was cut after 'Rs.' and read as the answer 'Rs'
+    assert said("18", EGGS + ending) is True
+    assert said("9", EGGS + ending) is not True
+
+
+@pytest.mark.parametrize("ending", ["She needs 14 kg. 7 loaves in all.", "It takes 3 bolts. 2 of them are white."])
+def test_a_full_stop_after_a_unit_still_ends_a_sentence(ending):
+    # the rule is for a capitalised abbreviation of two or three letters, not a word before a number
+    assert said("14" if "14" in ending else "3", FLOUR + ending) is not True
+
+
+@pytest.mark.parametrize("ending", ["14 ist es jedenfalls nicht.", "14 is het zeker niet.", "14, c'est sûrement pas.",
+                                    "14 kg she does not.", "14? Nein, das stimmt nicht."])
+def test_a_negation_that_ends_its_clause_rejects_the_value_before_it(ending):
+    assert said("14", FLOUR + ending) is not True
+
+
+@pytest.mark.parametrize("ending", ["She needs 14 kg and not a gram more.", "14 kg, not less."])
+def test_a_negation_followed_by_words_is_no_rejection_of_the_value_before(ending):
+    # 'and not a gram more': the negation governs words after it; the value before stands
+    # (a precision rule only: these pairs may be refused, never the wrong value accepted)
+    assert said("7", FLOUR + ending) is not True
+
+
+@pytest.mark.parametrize("ending,gold", [
+    ("Antwort: 14.\nAlso nochmal: 16 kg.", "14"), ("Antwort: 14.\nAlso nochmal: 16 kg.", "16"),
+    ("The answer is 14.\nIn short: 16 kg.", "14"), ("Answer: 14\n\n**Result:** 12", "14"),
+])
+def test_a_later_label_line_with_another_value_is_a_second_answer(ending, gold):
+    assert said(gold, FLOUR + ending) is not True
+
+
+@pytest.mark.parametrize("ending", ["Antwort: 14.\nAlso nochmal: 14 kg.", "The answer is 14.\nIn short: 14 kg.",
+                                    "Answer: 14\n\nCheck: 7 × 2 = 14 ✓", "Answer: 14 kg\nVerification: 14 / 2 = 7 loaves.",
+                                    "Answer: 14\nConfidence: 90%"])
+def test_a_later_label_line_with_the_same_value_or_working_keeps_the_answer(ending):
+    assert said("14", FLOUR + ending) is True
+
+
+# --- choice letters ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("response,right,wrong", [
+    ("C is not right, D is.", "D", "C"),
+    ("C n'est pas juste ; c'est D.", "D", "C"),
+    ("C stimmt nicht, D stimmt.", "D", "C"),
+    ("C isn't it; D is.", "D", "C"),
+    ("B klopt niet, C klopt wel.", "C", "B"),
+])
+def test_a_negation_in_the_clause_after_a_letter_rejects_it(response, right, wrong):
+    text = "Let's compute 6 × 7 = 42.\n" + response
+    assert said(right, text, "choice") is True
+    assert said(wrong, text, "choice") is not True
+
+
+@pytest.mark.parametrize("response", ["The answer is C, not D.", "C, which is 42.", "C is the right one.", "Answer: C"])
+def test_a_letter_with_no_negation_in_its_clause_is_still_chosen(response):
+    assert said("C", "Let's compute 6 × 7 = 42.\n" + response, "choice") is True
+
+
+# --- the three leftovers -----------------------------------------------------------------------
+
+def test_normalise_keeps_a_function_apart_from_the_angle_it_takes():
+    assert "\\cosBAC" not in normalise("\\cos\\angle BAC").text
+    assert re.match(r"\\cos[^A-Za-z]", normalise("\\cos\\angle BAC").text)
+    assert said("\\cos\\angle BAC = \\frac{1}{3}", "$\\boxed{\\frac{1}{3}}$", None) is True
+    assert said("\\cos\\angle BAC = \\frac{1}{3}", "$\\boxed{\\frac{2}{3}}$", None) is not True
+    assert said("\\cos\\angle BAC", "$\\boxed{\\sin \\angle BAC}$", None) is not True
+    # no command is glued to the letters after a dropped one
+    assert "\\cdotb" not in normalise("\\vec{a}\\cdot\\vec{b}").text
+
+
+def test_the_norm_of_a_vector_expression_is_a_label_and_vector_products_are_no_number_products():
+    assert said("|\\vec{a}+\\vec{b}| = \\sqrt{7}", "$\\boxed{\\sqrt{7}}$", None) is True
+    assert said("|\\vec{a}+\\vec{b}| = \\sqrt{7}", "$\\boxed{\\sqrt{5}}$", None) is not True
+    assert said("|\\overrightarrow{a}-2\\overrightarrow{b}| = 3", "3", None) is True
+    # without the arrows the bars are an absolute value of unknowns: a relation, never its right side
+    assert said("|a+b| = \\sqrt{7}", "$\\boxed{\\sqrt{7}}$", None) is not True
+    # a cross product is not a dot product, though a product of numbers commutes
+    assert said("\\vec{a}\\cdot\\vec{b}", "$\\boxed{\\vec{a}\\times\\vec{b}}$", None) is not True
+    assert said("\\vec{a}\\times\\vec{b}", "$\\boxed{\\vec{b}\\times\\vec{a}}$", None) is not True
+    assert said("\\vec{a}\\cdot\\vec{b}", "$\\boxed{\\vec{a}\\cdot\\vec{b}}$", None) is True
+
+
+@pytest.mark.parametrize("gold", ["(11,7)or(7,11)", "(11,7) or (7,11)", "(11, 7) ou (7, 11)"])
+def test_an_or_between_brackets_joins_answers_of_a_gold(gold):
+    assert infer_kind(gold) == "math"
+    assert said(gold, "$\\boxed{(7,11),(11,7)}$", None) is True
+    assert said(gold, "$\\boxed{(7,11)}$", None) is not True
+    assert said(gold, "$\\boxed{(11,7),(7,12)}$", None) is not True
+
+
+def test_an_or_between_bare_numbers_makes_no_number():
+    # 'or' joins only closed brackets: '2 or 400' never becomes 2,400
+    assert said("2400", "Answer: 2 or 400") is not True
+    assert infer_kind("2 or 400") != "numeric"
+
+
+# --- the batches ---------------------------------------------------------------------------------
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, CASES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["make_issue32_round5", "make_issue32_round5b"])
+def test_the_round5_batches_are_written_by_their_scripts_in_words_the_graders_do_not_list(name):
+    make = _load(name)
+    assert make.main(["--check"]) == 0, f"run python tests/grader_cases/{name}.py"
+    assert make.listed_probes() == [], "a probe word is now a lexicon entry: the batch no longer tests generalisation"
+    rows = [json.loads(line) for line in make.OUT.read_text(encoding="utf-8").splitlines()]
+    assert all("first_sight" in r for r in rows) and len(rows) >= 60
+    for gold, words in ((r["gold"], r) for r in rows):
+        assert isinstance(gold, str) and isinstance(words["equal"], bool)
+
+
+@pytest.mark.parametrize("name", ["issue32_round5", "issue32_round5b"])
+def test_no_round5_pair_is_a_false_positive(name):
+    rows = [json.loads(line) for line in (CASES / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+    accepted = [(r["gold"], r["response"][-80:]) for r in rows if not r["equal"]
+                and grade(r["gold"], r["response"], r["kind"], choices=OPTIONS if r["kind"] == "choice" else ()).equal]
+    assert accepted == []
