@@ -206,7 +206,9 @@ def _normalise(answer: str) -> Normalised:
         percent = True
         text = PERCENT_RE.sub("", text).strip()
     text = re.sub(r"^\$\s*", "", text).strip()
-    text = re.sub(r"^(?:EUR|USD|GBP|CHF|JPY|CNY|RMB|US\$)\s*(?=-?\.?\d)", "", text)  # EUR 5.90
+    # a currency code by its shape (ISO 4217: three capitals; a dollar with its country's letters):
+    # EUR 5.90, NOK 12, HK$ 8
+    text = re.sub(r"^(?:[A-Z]{3}|[A-Z]{1,2}\$)\s*(?=-?\.?\d)", "", text)
     text = re.sub(r"^-\s*\$\s*", "-", text).strip()
     text = re.sub(r"(?<=[\s=+*/(-])\$(?=\d)", "", text)  # money inside a worked line: 9 * $2 = $18
     if text.count("$") == 1:  # a stray sign after a bare number: 2,500.50$, 45\$

@@ -159,8 +159,8 @@ def _full_stop_ends(text: str, i: int) -> bool:
         return False  # 'i.e.', 'e.g.', 'a.m.'
     if re.search(r"(?:^|[\s(])(?:Mrs|[A-Z][a-z])$", text[max(0, i - 4):i]) and re.match(r"\s+[A-Z]", text[i + 1:i + 3]):
         return False  # 'Mr. Sylas', 'Dr. Lee': a title before a name ('box B. Het …' ends a sentence)
-    if re.search(r"(?:^|[^\w.])[A-Z][a-z]{1,2}$", text[max(0, i - 4):i]) and re.match(r" [-−]?\d", text[i + 1:i + 3]):
-        return False  # 'Rs. 18', 'Nr. 5', 'Vol. 2': a capitalised abbreviation before its number
+    if re.search(r"(?:^|[^\w.])[A-Z][A-Za-z]{1,2}$", text[max(0, i - 4):i]) and re.match(r" [-−]?\d", text[i + 1:i + 3]):
+        return False  # 'Rs. 18', 'Nr. 5', 'Vol. 2', 'USD. 18': a capitalised abbreviation before its number
     following = re.match(r"\s+(\S)", text[i + 1:i + 4])
     return not (following and following.group(1).islower())  # 'approx. as', 'etc. and': an abbreviation
 
@@ -545,7 +545,13 @@ def scan_digits(text: str) -> list[Value]:
     for m in NUMBER_RE.finditer(text):
         before = text[m.start() - 1] if m.start() else ""
         if before and unicodedata.category(before) in ("Lu", "Ll", "Lt"):
+            # the cased letters glued to it: in '赚USD14' the name is 'USD' (letters of a script
+            # without case, Unicode Lo, are the words of the sentence around it)
             word = re.search(r"[^\W\d_]+$", text[: m.start()]).group()
+            k = len(word)
+            while k and unicodedata.category(word[k - 1]) in ("Lu", "Ll", "Lt"):
+                k -= 1
+            word = word[k:]
             if not re.fullmatch(r"[A-Z][a-z]|[A-Z]{3}", word):
                 continue  # 'x2', 'B12', 'CO2': a name ('Rp9', 'Rs14', 'USD14': money)
         if "," in m.group("num") and _inside_brackets(text, m.start()):

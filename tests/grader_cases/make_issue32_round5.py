@@ -31,12 +31,19 @@ W_FLOUR = "Each loaf needs 2 kg of flour, and she bakes 7 loaves: 2 * 7 = 14.\n"
 W_FEES = "The tickets cost 3 * 4 = 12 and the snacks 2 more, so 12 + 2 = 14.\n"
 
 PAIRS: list[dict] = []
+CHOICES = ["36", "40", "42", "48"]   # the options of the choice pairs (A-D)
 PROBES: dict[str, tuple[str, ...]] = {}   # shape -> the unlisted words its templates use
+# Words the batch was written with that a stricter check (every string constant and regex
+# alternative of graders/, after first sight) found listed after all: normalise.py's currency codes
+# (since replaced by their shape, three capitals), fuzzy.py's 'perhaps' (the text grader), and
+# choice.py's 'option'. Their pairs stay (they were graded at first sight); docs/graders.md gives the
+# figure without them too. No other probe word may become a lexicon entry.
+LISTED_AT_FIRST_SIGHT = ("USD", "EUR", "CHF", "GBP", "perhaps", "Option")
 
 
 def add(shape: str, lang: str, gold: str, response: str, equal: bool, kind: str | None = "numeric") -> None:
     PAIRS.append({"gold": gold, "response": response, "equal": equal, "kind": kind,
-                  "group": f"issue32_round5/{shape}", "lang": lang})
+                  "group": f"issue32_round5/{shape}", "lang": lang, **({"choices": CHOICES} if kind == "choice" else {})})
 
 
 def twin(shape: str, lang: str, working: str, template: str, gold: str, wrong: str, kind: str | None = "numeric") -> None:
@@ -52,8 +59,7 @@ def turned(shape: str, lang: str, working: str, template: str, gold: str, wrong:
 
 
 # --- numeric: currency signs and codes before or after the number --------------------------------
-PROBES["currency"] = ("USD", "EUR", "Rs", "AED", "kr", "zł", "R$", "₹", "₩", "₺", "CHF", "NOK", "SEK", "JPY", "GBP",
-                      "PLN")
+PROBES["currency"] = ("USD", "EUR", "Rs", "AED", "kr", "zł", "R$", "₹", "₩", "₺", "CHF", "NOK", "GBP")
 for lang, tpl in [("en", "So Janet earns USD {a} a day."), ("en", "Janet makes EUR {a} per day."),
                   ("en", "Final answer: Rs. {a}"), ("en", "She takes home AED {a} daily."),
                   ("en", "She earns {a} CHF a day."), ("en", "That is ₹{a} per day."),
@@ -221,7 +227,6 @@ for gold, resp, eq in [
 
 # --- choice: letter shapes ---------------------------------------------------------------------
 PROBES["choice"] = ("Option", "correct one")
-CHOICES = ["36", "40", "42", "48"]
 for lang, s, gold in [("en", "The answer is (C) 42.", "C"), ("en", "Option C is the right one.", "C"),
                       ("en", "C) 42", "C"), ("en", "So the answer is 42.", "C"),
                       ("en", "Answer: \u24b8", "C"), ("en", "**\U0001d402**", "C"),
@@ -234,15 +239,21 @@ for lang, s, gold in [("en", "The answer is (C) 42.", "C"), ("en", "Option C is 
 
 
 def lexicon_entries() -> set[str]:
-    """Every quoted string and regex alternative in graders/*.py, lower-cased: the words the
-    graders list."""
+    """Every string constant of graders/*.py but docstrings (lexicon entries, regexes), and each
+    alternative of a regex, lower-cased: the words the graders list."""
+    import ast
+
     entries: set[str] = set()
     for path in GRADERS.glob("*.py"):
-        src = path.read_text(encoding="utf-8")
-        for m in re.finditer(r"\"((?:[^\"\\\n]|\\.){1,40})\"|'((?:[^'\\\n]|\\.){1,40})'", src):
-            s = (m.group(1) or m.group(2) or "")
-            entries.add(s.removeprefix("~").lower())
-            entries.update(part.strip("()?:\\s+").lower() for part in re.split(r"[|]", s))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                entries.add(node.value.removeprefix("~").lower())
+                entries.update(re.sub(r"\\[sbw]\S?|[()?:*+\\\[\]^$]", "", part).strip().lower()
+                               for part in node.value.split("|"))
     return entries
 
 
@@ -252,37 +263,35 @@ def listed_probes() -> list[str]:
     return [w for words in PROBES.values() for w in words if w.lower() in entries]
 
 
-def rows(previous: dict[tuple[str, str], object]) -> list[dict]:
-    out = []
-    for p in PAIRS:
-        row = dict(p)
-        row["first_sight"] = previous.get((p["gold"], p["response"]))
-        out.append(row)
-    return out
-
-
-def main(argv: list[str]) -> int:
+def write(argv: list[str], pairs: list[dict], out: Path, listed: list[str], known_listed: tuple[str, ...]) -> int:
+    """Write (or with --check compare) a batch; `--record-first-sight` grades it with the graders
+    of the day and keeps their verdicts, otherwise the recorded ones are kept."""
     previous = {}
-    if OUT.exists():
-        for line in OUT.read_text(encoding="utf-8").splitlines():
+    if out.exists():
+        for line in out.read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
             previous[(r["gold"], r["response"])] = r.get("first_sight")
     if "--record-first-sight" in argv:
         sys.path.insert(0, str(HERE.parents[1]))
         from evalsuite.graders import grade
         previous = {(p["gold"], p["response"]): grade(p["gold"], p["response"], kind=p["kind"],
-                                                      choices=CHOICES if p["kind"] == "choice" else ()).equal
-                    for p in PAIRS}
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows(previous))
+                                                      choices=p.get("choices", ())).equal
+                    for p in pairs}
+    rows = [{**p, "first_sight": previous.get((p["gold"], p["response"]))} for p in pairs]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     if "--check" in argv:
-        return 0 if OUT.exists() and OUT.read_text(encoding="utf-8") == text else 1
-    listed = listed_probes()
-    if listed:
-        print(f"probe words the graders list (choose others): {listed}")
+        return 0 if out.exists() and out.read_text(encoding="utf-8") == text else 1
+    unknown = [w for w in listed if w not in known_listed]
+    if unknown:
+        print(f"probe words the graders list (choose others): {unknown}")
         return 1
-    OUT.write_text(text, encoding="utf-8")
-    print(f"{OUT.name}: {len(PAIRS)} pairs ({sum(p['equal'] for p in PAIRS)} equal)")
+    out.write_text(text, encoding="utf-8")
+    print(f"{out.name}: {len(pairs)} pairs ({sum(p['equal'] for p in pairs)} equal)")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return write(argv, PAIRS, OUT, listed_probes(), LISTED_AT_FIRST_SIGHT)
 
 
 if __name__ == "__main__":
