@@ -118,7 +118,7 @@ def load_jsonl(path: Path) -> list[Case]:
             raise ValueError(f"{path.name}:{n}: expected a JSON object with gold, response, equal ({e})") from None
         if not isinstance(gold, str) or not isinstance(response, str) or not isinstance(equal, bool):
             raise ValueError(f"{path.name}:{n}: gold and response must be strings, equal a boolean")
-        choices = row.get("choices") or ()
+        choices = row.get("choices", [])
         if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
             raise ValueError(f"{path.name}:{n}: choices must be a list of strings")
         cases.append(Case(path.stem, n, gold, response, equal, row.get("kind"),

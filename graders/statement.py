@@ -288,13 +288,15 @@ REASON = ("because", "since", "given that", "due to", "parce que", "puisque", "w
 @lru_cache(maxsize=None)
 def _lexicon_re(words: tuple[str, ...]) -> re.Pattern:
     """One pattern for a lexicon, longest entries first (boundaries: see _find)."""
-    ordered = sorted({w.removeprefix("~") for w in words}, key=lambda w: (-len(w), w))  # the same under any hash seed
+    # ('~' alone is the tilde of '6~8', not the mark of a glued entry: no entry is empty)
+    ordered = sorted({w[1:] if w.startswith("~") and len(w) > 1 else w for w in words},
+                     key=lambda w: (-len(w), w))  # the same under any hash seed
     return re.compile("|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), re.I)
 
 
 @lru_cache(maxsize=None)
 def _glued(words: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(w[1:].lower() for w in words if w.startswith("~"))
+    return frozenset(w[1:].lower() for w in words if w.startswith("~") and len(w) > 1)
 
 
 def _bounded(text: str, m: re.Match, glued: frozenset[str]) -> bool:
@@ -502,6 +504,9 @@ def plain_maths(text: str) -> str | None:
     return "".join(out)
 
 
+HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,10}(?:\s[^<>\n]{0,60})?/?>")
+
+
 def clean(text: str) -> str:
     """Markdown emphasis and code marks as spaces ('**14**'), digits of any script as ASCII,
     full-width forms as ASCII (not '＄', money marked so by extract.py, nor '，', which is never a
@@ -520,6 +525,8 @@ def clean(text: str) -> str:
             spaced or (before.isdigit() or before == ")") and (after.isdigit() or after == "("))
         return m.group() if operator else " " * len(m.group())  # ' * ' and '3*4' multiply; '*14*' is emphasis
     text = re.sub(r"\*+|(?<![^\W_])_+|_+(?![^\W_])|`+|^[ \t]*[#>]+|(?<=\n)[ \t]*[#>]+", emphasis, text)
+    # markup tags ('<b>18</b>', '<span class="x">'): marks like '**', not words
+    text = HTML_TAG_RE.sub(lambda m: " " * len(m.group()), text)
     return text
 
 
@@ -1015,13 +1022,18 @@ def _mark_negations(text: str, values: list[Value]) -> list[Value]:
             if forward:  # the first value after it in its clause
                 pick = [i for i, v in enumerate(values) if m.end() <= v.start < b
                         and _words_between(text[m.end():v.start]) <= BIND_WORDS][:1]
-                if not pick and not any(is_letter(c) or c.isdigit() for c in text[m.end():b]):
-                    # a negation that ends its clause is said of what came before it ('14 ist es
-                    # nicht', '14 is het niet', '14, c'est pas'): the last value before it, across
-                    # at most one clause mark
+                rest = re.sub(r"[^\w\s]", " ", text[m.end():b]).strip()
+                if not pick and (not rest or _whole(PREDICATE, rest)):
+                    # a negation that ends its clause, or has only its verb after it, is said of what
+                    # came before it ('14 ist es nicht', '14 is het niet', '14, c'est pas', '17 no
+                    # es', '17 non è'; not '14 apples and no pears'): the last value before it,
+                    # across at most one clause mark
+                    # ... when that value opens its clause, the thing the sentence is about ('há 40 no
+                    # total' is no rejection: 'no' there is a preposition)
                     before = [i for i, v in enumerate(values) if v.end <= m.start()
                               and _words_between(text[v.end:m.start()]) <= BIND_WORDS
-                              and sum(_char_kind(c) == "clause" for c in text[v.end:m.start()]) <= 1]
+                              and sum(_char_kind(c) == "clause" for c in text[v.end:m.start()]) <= 1
+                              and not re.search(r"[^\W_]", text[_clause_of(clauses, v.start)[0]:v.start])]
                     pick = before[-1:]
             else:  # the last value before it in its clause
                 pick = [i for i, v in enumerate(values) if a <= v.start and v.end <= m.start()
