@@ -364,7 +364,9 @@ def _rule_leading_letter(text: str, valid: str) -> Decision | None:
         rest = line[read.end:]
         if re.match(r"\s*[、,/&+]\s*[A-J](?![A-Za-z])", rest):
             continue  # a list of letters that does not end: no answer
-        if read_statement(line, valid).asserted - set(read.letters):
+        others = {m.letter for m in read_statement(line, valid).mentions if m.asserted and m.start >= read.end
+                  and not (m.start and unicodedata.category(line[m.start - 1])[0] == "S")}  # '120 °C' is a unit
+        if others - set(read.letters):
             continue  # the line names another letter after it ('C är fel, D är rätt'): it does not open with its answer
         if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(r"\s+(?:is|are|was|were|和|或|or|and)\b", rest):
             return _decide(read, "leading-letter", line[:80])

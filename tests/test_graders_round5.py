@@ -164,3 +164,33 @@ def test_no_round5_pair_is_a_false_positive_but_the_named_ones(name):
                 and grade(r["gold"], r["response"], r["kind"], choices=r.get("choices", ())).equal}
     expected = {k for k in KNOWN_FALSE_POSITIVES if any((r["gold"], r["response"].rsplit("\n", 1)[-1]) == k for r in rows)}
     assert accepted == expected
+
+
+@pytest.mark.parametrize("response", ["C är fel, D är rätt.", "C: wrong. D: right."])
+def test_a_line_that_names_a_second_letter_does_not_open_with_its_answer(response):
+    # at first sight both chose C (the leading letter): with words no lexicon holds, neither letter
+    assert said("C", "6 × 8 = 48.\n" + response, "choice") is not True
+
+
+def test_a_letter_after_a_symbol_is_a_unit_not_a_second_option():
+    assert said("D", "D. 120 °C\n\nThe other choices (C, B) contradict the given data.", "choice") is True
+
+
+@pytest.mark.parametrize("ending", ["It is 6~8.", "大约6~8个。"])
+def test_a_tilde_between_values_is_a_range(ending):
+    from evalsuite.graders import statement
+    reading = statement.read_statement(ending)
+    assert reading is not None and reading.kind == "hedge"
+
+
+@pytest.mark.parametrize("ending,gold", [("<b>18</b> bushels", "18"), ("So <strong>18</strong>.", "18")])
+def test_markup_tags_are_marks(ending, gold):
+    assert said(gold, "3 * 6 = 18.\n" + ending) is True
+    assert said("19", "3 * 6 = 18.\n" + ending) is not True
+
+
+@pytest.mark.parametrize("ending,gold,right", [("17 no es.", "17", False), ("17 non è.", "17", False),
+                                               ("Portanto, há 40 no total.", "40", True),
+                                               ("She has 14 apples and no pears.", "14", True)])
+def test_a_negation_with_only_its_verb_after_it_rejects_a_value_that_opens_its_clause(ending, gold, right):
+    assert (said(gold, FLOUR + ending) is True) is right
