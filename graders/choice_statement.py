@@ -20,6 +20,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from . import statement as prose
+
 # --- chat-template debris ------------------------------------------------------------------
 
 # markers of a chat template or an end of turn: the response ends at the first one after its
@@ -215,6 +217,11 @@ MAX_STATEMENT_CHARS = 600      # a final statement is a sentence or two, not a p
 MAX_MENTIONS = 12              # more letters than that is a list of options, not a statement
 
 
+# the prose reader's negations that follow what they deny ('wrong', 'falsch', 'yanlış'), the words
+# written with spaces only: a glued one ('错') is also a part of other words ('没错', correct)
+SPACED_NEGATE_AFTER = tuple(w for w in prose.NEGATE_AFTER if not w.startswith("~"))
+
+
 def _clause_end(text: str, pos: int) -> int:
     end = CLAUSE_END.search(text, pos)
     return end.start() if end else len(text)
@@ -225,9 +232,18 @@ def _negated_in_own_clause(text: str, m: Mention, next_letter: int) -> bool:
     clause's predicate is denied of the letter ('C n'est pas juste', 'C stimmt nicht', 'C is not
     right'). A negation with a letter after it in the clause is that letter's ('C rather than D')."""
     end = _clause_end(text, m.end)
+    if not text[m.end:end].strip() and text[end:end + 1] in ":：":
+        end = _clause_end(text, end + 1)  # 'C: wrong': the words after a label's colon are said of it
     if next_letter < end:
         return False
-    return NEGATION_BEFORE.search(text, m.end, end) is not None
+    clause = text[m.end:end]
+    return NEGATION_BEFORE.search(text, m.end, end) is not None or bool(prose._find(SPACED_NEGATE_AFTER, clause))
+
+
+def _asked(text: str, pos: int, before: int) -> bool:
+    """The sentence of the letter ending at `pos` ends with a question mark before `before`."""
+    end = SENTENCE_END.search(text, pos, before)
+    return end is not None and "?" in end.group() or "？" in (end.group() if end else "")
 
 
 def _words_follow(text: str, pos: int) -> bool:
@@ -292,7 +308,9 @@ def read_statement(text: str, valid: str) -> Statement:
     # a correction between two letters takes the earlier one back
     out: list[Mention] = []
     for n, m in enumerate(mentions):
-        retracted = any(later.asserted and later.letter != m.letter and CORRECTION.search(text[m.end: later.start])
+        # ... and so does a question: 'C? Nope. D.' asks C and answers D
+        retracted = any(later.asserted and later.letter != m.letter
+                        and (CORRECTION.search(text[m.end: later.start]) or _asked(text, m.end, later.start))
                         and not LIST_JOIN.fullmatch(text[m.end: later.start])
                         for later in mentions[n + 1:])
         out.append(Mention(m.letter, m.start, m.end, m.negated, retracted and not m.negated, m.talked_about))
@@ -302,6 +320,14 @@ def read_statement(text: str, valid: str) -> Statement:
         and CORRECTION.match(text.lstrip(" \t*-")).end() <= out[0].start
     corrected = any(m.retracted for m in out) or (opens_corrected and len({m.letter for m in out if m.asserted}) == 1)
     return Statement(text, tuple(out), hedged, corrected)
+
+
+def _rejects_or_asks(sentence: str, valid: str) -> bool:
+    """A sentence that names letters only to reject them ('C: wrong.') or asks one ('C?')."""
+    st = read_statement(sentence, valid)
+    if not st.mentions:
+        return False
+    return all(m.negated for m in st.mentions) or sentence.rstrip().endswith(("?", "？"))
 
 
 def final_sentences(line: str, valid: str) -> Statement | None:
@@ -317,5 +343,12 @@ def final_sentences(line: str, valid: str) -> Statement | None:
         first = n
         while first > 0 and CORRECTION.match(sentences[first].lstrip(" \t*-¿¡")) and n - first < 2:
             first -= 1
+        for back in (1, 2):  # 'C: wrong. D: right.', 'C? Nope. D.': the rejected or asked letter before the answer
+            k = first - back
+            if k < 0 or back == 2 and read_statement(sentences[k + 1], valid).mentions:
+                break
+            if _rejects_or_asks(sentences[k], valid):
+                first = k
+                break
         return read_statement("".join(sentences[first: n + 1]), valid) if first < n else statement
     return None

@@ -194,3 +194,16 @@ def test_markup_tags_are_marks(ending, gold):
                                                ("She has 14 apples and no pears.", "14", True)])
 def test_a_negation_with_only_its_verb_after_it_rejects_a_value_that_opens_its_clause(ending, gold, right):
     assert (said(gold, FLOUR + ending) is True) is right
+
+
+@pytest.mark.parametrize("response,right", [("C: wrong. D: right.", "D"), ("C? Nope. D.", "D"), ("B? Hmm. C.", "C"),
+                                            ("Could it be B? Checking: 6 × 7 = 42, so C.", "C")])
+def test_a_letter_rejected_after_its_colon_or_asked_before_the_answer_is_not_chosen(response, right):
+    text = "6 × 8 = 48.\n" + response
+    assert said(right, text, "choice") is True
+    for other in "BCD".replace(right, ""):
+        assert said(other, text, "choice") is not True
+
+
+def test_a_glued_negation_inside_a_word_denies_no_letter():
+    assert said("B", "这道题选B没错。", "choice") is True   # 没错: 'no mistake', not 错
