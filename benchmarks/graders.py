@@ -63,6 +63,7 @@ class Case:
     kind: str | None         # passed to grade(); None lets the grader infer it
     group: str = ""          # the answer shape it tests (GROUPS), or earlier/<file name>
     shape: str | None = None  # for wrong answers: the false-positive shape it is an instance of
+    choices: tuple[str, ...] = ()  # option texts in letter order (JSONL "choices"), passed to grade()
 
 
 def load_cases(folder: Path = CASES_DIR) -> list[Case]:
@@ -105,7 +106,7 @@ def load_txt(path: Path) -> list[Case]:
 
 
 def load_jsonl(path: Path) -> list[Case]:
-    """One JSON object a line: gold, response, equal (bool); optional kind, group, shape."""
+    """One JSON object a line: gold, response, equal (bool); optional kind, group, shape, choices."""
     cases = []
     for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not raw.strip():
@@ -117,8 +118,11 @@ def load_jsonl(path: Path) -> list[Case]:
             raise ValueError(f"{path.name}:{n}: expected a JSON object with gold, response, equal ({e})") from None
         if not isinstance(gold, str) or not isinstance(response, str) or not isinstance(equal, bool):
             raise ValueError(f"{path.name}:{n}: gold and response must be strings, equal a boolean")
+        choices = row.get("choices", [])
+        if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+            raise ValueError(f"{path.name}:{n}: choices must be a list of strings")
         cases.append(Case(path.stem, n, gold, response, equal, row.get("kind"),
-                          row.get("group") or path.stem, row.get("shape")))
+                          row.get("group") or path.stem, row.get("shape"), tuple(choices)))
     return cases
 
 
@@ -223,7 +227,7 @@ def run_cases(show_errors: bool, only: str | None = None) -> dict:
         cases = [c for c in cases if c.category.startswith(only)]
     times, said, errors, verdicts = [], [], [], []
     for case in cases:
-        verdict, dt = timed(grade, case.gold, case.response, case.kind)
+        verdict, dt = timed(lambda: grade(case.gold, case.response, case.kind, choices=case.choices))
         times.append(dt)
         verdicts.append(verdict)
         said.append(verdict.equal is True)

@@ -25,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-from .choice_statement import Statement, cut_template_debris, final_sentences, latin_lookalikes
+from .choice_statement import Statement, cut_template_debris, final_sentences, latin_lookalikes, read_statement
 
 __all__ = ["extract_choice", "MAX_RESPONSE_CHARS"]
 
@@ -364,6 +364,10 @@ def _rule_leading_letter(text: str, valid: str) -> Decision | None:
         rest = line[read.end:]
         if re.match(r"\s*[、,/&+]\s*[A-J](?![A-Za-z])", rest):
             continue  # a list of letters that does not end: no answer
+        others = {m.letter for m in read_statement(line, valid).mentions if m.asserted and m.start >= read.end
+                  and not (m.start and unicodedata.category(line[m.start - 1])[0] == "S")}  # '120 °C' is a unit
+        if others - set(read.letters):
+            continue  # the line names another letter after it ('C är fel, D är rätt'): it does not open with its answer
         if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(r"\s+(?:is|are|was|were|和|或|or|and)\b", rest):
             return _decide(read, "leading-letter", line[:80])
     return None

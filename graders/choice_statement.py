@@ -20,6 +20,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from . import statement as prose
+
 # --- chat-template debris ------------------------------------------------------------------
 
 # markers of a chat template or an end of turn: the response ends at the first one after its
@@ -215,6 +217,40 @@ MAX_STATEMENT_CHARS = 600      # a final statement is a sentence or two, not a p
 MAX_MENTIONS = 12              # more letters than that is a list of options, not a statement
 
 
+# the prose reader's negations that follow what they deny ('wrong', 'falsch', 'yanlış'), the words
+# written with spaces only: a glued one ('错') is also a part of other words ('没错', correct)
+SPACED_NEGATE_AFTER = tuple(w for w in prose.NEGATE_AFTER if not w.startswith("~"))
+
+
+def _clause_end(text: str, pos: int) -> int:
+    end = CLAUSE_END.search(text, pos)
+    return end.start() if end else len(text)
+
+
+def _negated_in_own_clause(text: str, m: Mention, next_letter: int) -> bool:
+    """A negation in the clause after the letter, with no other letter in that clause: the
+    clause's predicate is denied of the letter ('C n'est pas juste', 'C stimmt nicht', 'C is not
+    right'). A negation with a letter after it in the clause is that letter's ('C rather than D')."""
+    end = _clause_end(text, m.end)
+    if not text[m.end:end].strip() and text[end:end + 1] in ":：":
+        end = _clause_end(text, end + 1)  # 'C: wrong': the words after a label's colon are said of it
+    if next_letter < end:
+        return False
+    clause = text[m.end:end]
+    return NEGATION_BEFORE.search(text, m.end, end) is not None or bool(prose._find(SPACED_NEGATE_AFTER, clause))
+
+
+def _asked(text: str, pos: int, before: int) -> bool:
+    """The sentence of the letter ending at `pos` ends with a question mark before `before`."""
+    end = SENTENCE_END.search(text, pos, before)
+    return end is not None and "?" in end.group() or "？" in (end.group() if end else "")
+
+
+def _words_follow(text: str, pos: int) -> bool:
+    """Letters or digits between `pos` and the end of its clause."""
+    return re.search(r"[^\W_]", text[pos:_clause_end(text, pos)]) is not None
+
+
 def read_statement(text: str, valid: str) -> Statement:
     """The letters `text` (one line, already normalised) names, each negated, retracted, talked
     about or asserted; whether it hedges between letters or corrects itself."""
@@ -228,6 +264,7 @@ def read_statement(text: str, valid: str) -> Statement:
             continue
         found.append(Mention(letter, m.start(), m.end()))
     mentions: list[Mention] = []
+    denied_after: set[int] = set()   # mentions negated by the words after them, in their own clause
     for n, m in enumerate(found):
         # the clause before the letter: back to the previous letter or clause punctuation
         lo = found[n - 1].end if n else 0
@@ -241,23 +278,39 @@ def read_statement(text: str, valid: str) -> Statement:
         after = text[m.end: m.end + 40]
         if NEGATION_AFTER.match(after) and not CALLED_RIGHT.match(after):
             negated = True
+        if not negated and _negated_in_own_clause(text, m, found[n + 1].start if n + 1 < len(found) else len(text)):
+            negated = True  # 'C n'est pas juste', 'C stimmt nicht', 'B klopt niet'
+            denied_after.add(n)
         if not negated and mentions and (LIST_JOIN.fullmatch(window) or HEDGE.fullmatch(window)) \
                 and mentions[-1].negated and not CALLED_RIGHT.match(after):
             negated = True  # "not A or B", "排除A、B、D", "而不是C或D"
-        talked = not negated and TALKED_ABOUT.match(after) is not None and not CALLED_RIGHT.match(after)
+        talk = TALKED_ABOUT.match(after)
+        # 'D is.' after 'C is not right': a verb with nothing after it repeats the predicate before
+        # (an ellipsis that asserts), it does not talk about the letter
+        talked = not negated and talk is not None and not CALLED_RIGHT.match(after) \
+            and _words_follow(text, m.end + talk.end())
         mentions.append(Mention(m.letter, m.start, m.end, negated, False, talked))
+    listed: set[int] = set()         # mentions joined by a word to the negated letter after them
     for n in range(len(mentions) - 2, -1, -1):  # "A and B are wrong": the negation after B covers A
         m, nxt = mentions[n], mentions[n + 1]
-        joined = LIST_JOIN.fullmatch(text[m.end: nxt.start]) and re.search(r"[^\s,()\[\]]", text[m.end: nxt.start])
-        if not m.negated and nxt.negated and joined and NEGATION_AFTER.match(text, nxt.end):
-            # (a word or 、 joins them: "A, D değil" is "A, not D")
+        gap = text[m.end: nxt.start]
+        worded = re.search(r"[^\s,()\[\]]", gap)
+        # (a word or 、 joins them: "A, D değil" is "A, not D"; a comma joins them in a list that a
+        # word closes: "A, B und C nicht passen")
+        joined = LIST_JOIN.fullmatch(gap) and (worded or n + 1 in listed)
+        if not m.negated and nxt.negated and joined and (NEGATION_AFTER.match(text, nxt.end) or n + 1 in denied_after):
             mentions[n] = Mention(m.letter, m.start, m.end, True, False, False)
+            denied_after.add(n)
+            if worded:
+                listed.add(n)
         elif not m.negated and not m.talked_about and nxt.talked_about and LIST_JOIN.fullmatch(text[m.end: nxt.start]):
             mentions[n] = Mention(m.letter, m.start, m.end, False, False, True)  # "C and D are unrelated"
     # a correction between two letters takes the earlier one back
     out: list[Mention] = []
     for n, m in enumerate(mentions):
-        retracted = any(later.asserted and later.letter != m.letter and CORRECTION.search(text[m.end: later.start])
+        # ... and so does a question: 'C? Nope. D.' asks C and answers D
+        retracted = any(later.asserted and later.letter != m.letter
+                        and (CORRECTION.search(text[m.end: later.start]) or _asked(text, m.end, later.start))
                         and not LIST_JOIN.fullmatch(text[m.end: later.start])
                         for later in mentions[n + 1:])
         out.append(Mention(m.letter, m.start, m.end, m.negated, retracted and not m.negated, m.talked_about))
@@ -267,6 +320,14 @@ def read_statement(text: str, valid: str) -> Statement:
         and CORRECTION.match(text.lstrip(" \t*-")).end() <= out[0].start
     corrected = any(m.retracted for m in out) or (opens_corrected and len({m.letter for m in out if m.asserted}) == 1)
     return Statement(text, tuple(out), hedged, corrected)
+
+
+def _rejects_or_asks(sentence: str, valid: str) -> bool:
+    """A sentence that names letters only to reject them ('C: wrong.') or asks one ('C?')."""
+    st = read_statement(sentence, valid)
+    if not st.mentions:
+        return False
+    return all(m.negated for m in st.mentions) or sentence.rstrip().endswith(("?", "？"))
 
 
 def final_sentences(line: str, valid: str) -> Statement | None:
@@ -282,5 +343,12 @@ def final_sentences(line: str, valid: str) -> Statement | None:
         first = n
         while first > 0 and CORRECTION.match(sentences[first].lstrip(" \t*-¿¡")) and n - first < 2:
             first -= 1
+        for back in (1, 2):  # 'C: wrong. D: right.', 'C? Nope. D.': the rejected or asked letter before the answer
+            k = first - back
+            if k < 0 or back == 2 and read_statement(sentences[k + 1], valid).mentions:
+                break
+            if _rejects_or_asks(sentences[k], valid):
+                first = k
+                break
         return read_statement("".join(sentences[first: n + 1]), valid) if first < n else statement
     return None

@@ -34,7 +34,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from .normalise import vulgar_fractions
-from .statement import (SCALE_WORDS, Reading, ascii_digits, corrected_after, cut_at_turn_end, read_final,
+from .statement import (SCALE_WORDS, Reading, ascii_digits, corrected_after, cut_at_turn_end, read_final, restated_after,
                         read_statement, sentences)
 
 MAX_SCAN = 20_000      # characters from the end of a response that are searched
@@ -309,7 +309,7 @@ def _read_cue(text: str, match: re.Match, how: str) -> Extraction | None:
     if reading is None or reading.kind == "none":
         return None
     correction = corrected_after(text[end:], reading)
-    return _from_reading(correction or reading, how)
+    return _from_reading(correction or restated_after(text[end:], reading) or reading, how)
 
 
 def _extract_answer(response: str, several: bool = False, numeric: bool = False) -> tuple[str | None, str] | Extraction:

@@ -12,6 +12,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .statement import OR_WORDS
+
 # Unicode maths -> the LaTeX the parser reads. Applied before NFKC, which would turn ² into 2.
 UNICODE_MATH = {
     "π": r"\pi ", "∞": r"\infty ", "√": r"\sqrt ", "×": r"\times ", "·": r"\cdot ", "⋅": r"\cdot ",
@@ -87,6 +89,24 @@ def strip_math_delimiters(text: str) -> str:
     return text
 
 
+VECTOR_RE = re.compile(r"\\(?:vec|overrightarrow)\s*\{([A-Za-z]{1,4})\}")
+VECTOR_PRODUCT_RE = re.compile(r"\\(?:vec|overrightarrow)\s*\{[A-Za-z]{1,4}\}\s*\\(?:times|cdot|wedge|cross)\b"
+                               r"|\\(?:times|cdot|wedge|cross)\s*\\(?:vec|overrightarrow)\b")
+# an or-word of the statement reader between two closed brackets (words of two letters or more:
+# a lone 'U' may be a union)
+OR_BETWEEN_BRACKETS_RE = re.compile(
+    r"(?<=[)\]])\s*(?:" + "|".join(sorted((re.escape(w) for w in OR_WORDS if not w.startswith("~") and len(w) > 1),
+                                         key=len, reverse=True)) + r")\s*(?=[(\[])", re.I)
+
+
+def _unglued(m: re.Match, keep: str = "") -> str:
+    """What replaces a dropped command: a space first where the text before ends in a letter, so
+    that no command is glued to the letters after it ('\\cos\\angle BAC' -> '\\cos BAC', not
+    '\\cosBAC'; '\\vec{a}\\cdot\\vec{b}' never '\\cdotb')."""
+    before = m.string[m.start() - 1] if m.start() else ""
+    return (" " if before.isalpha() else "") + keep
+
+
 # A pure function of its text, called several times per answer (the gold, then each extraction of
 # the answer; N times per item in a sampled run): remembered. Its result is frozen.
 def normalise(answer: str) -> Normalised:
@@ -130,10 +150,18 @@ def _normalise(answer: str) -> Normalised:
     text = EMPTY_SET_RE.sub(r"\\{\\}", text)
     text = REPEATING_RE.sub(repeating_decimal, text)
     # names of geometric objects: m\angle ABC, \triangle ABC, \overline{AB} -> the letters
-    text = re.sub(r"(?:m\s*)?\\(?:angle|measuredangle|triangle)\s*", "", text)
+    text = re.sub(r"(?:m\s*)?\\(?:angle|measuredangle|triangle)\s*", _unglued, text)
     text = re.sub(r"\\langle(?![a-zA-Z])", "(", re.sub(r"\\rangle(?![a-zA-Z])", ")", text))
     text = re.sub(r"\s*(?:或者|或|以及|和|及|且)\s*", ", ", text)
-    text = re.sub(r"\\(?:overline|overrightarrow|vec|widehat|hat|arc|overarc)\s*\{([A-Za-z]{1,4})\}", r"\1", text)
+    text = OR_BETWEEN_BRACKETS_RE.sub(", ", text)  # '(11,7) or (7,11)': two answers, never a number
+    if VECTOR_RE.search(text):
+        # the bars around vectors are a norm (a length: the label rule reads it), not the absolute
+        # value of unknowns; a product of vectors (dot, cross) is no product of numbers, so the
+        # arrows stay and only the same text is equal
+        text = re.sub(r"(?<!\\)\|([^|]{1,200}?\\(?:vec|overrightarrow)[^|]{0,200}?)(?<!\\)\|", r"\\|\1\\|", text)
+        if not VECTOR_PRODUCT_RE.search(text):
+            text = VECTOR_RE.sub(lambda m: _unglued(m, m.group(1)), text)
+    text = re.sub(r"\\(?:overline|widehat|hat|arc|overarc)\s*\{([A-Za-z]{1,4})\}", lambda m: _unglued(m, m.group(1)), text)
     builder = SET_BUILDER_RE.match(text.strip())
     if builder:  # {x | x > 1}: the condition is the answer
         text = builder.group(1)
@@ -178,7 +206,9 @@ def _normalise(answer: str) -> Normalised:
         percent = True
         text = PERCENT_RE.sub("", text).strip()
     text = re.sub(r"^\$\s*", "", text).strip()
-    text = re.sub(r"^(?:EUR|USD|GBP|CHF|JPY|CNY|RMB|US\$)\s*(?=-?\.?\d)", "", text)  # EUR 5.90
+    # a currency code by its shape (ISO 4217: three capitals; a dollar with its country's letters):
+    # EUR 5.90, NOK 12, HK$ 8
+    text = re.sub(r"^(?:[A-Z]{3}|[A-Z]{1,2}\$)\s*(?=-?\.?\d)", "", text)
     text = re.sub(r"^-\s*\$\s*", "-", text).strip()
     text = re.sub(r"(?<=[\s=+*/(-])\$(?=\d)", "", text)  # money inside a worked line: 9 * $2 = $18
     if text.count("$") == 1:  # a stray sign after a bare number: 2,500.50$, 45\$

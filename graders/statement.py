@@ -159,6 +159,8 @@ def _full_stop_ends(text: str, i: int) -> bool:
         return False  # 'i.e.', 'e.g.', 'a.m.'
     if re.search(r"(?:^|[\s(])(?:Mrs|[A-Z][a-z])$", text[max(0, i - 4):i]) and re.match(r"\s+[A-Z]", text[i + 1:i + 3]):
         return False  # 'Mr. Sylas', 'Dr. Lee': a title before a name ('box B. Het …' ends a sentence)
+    if re.search(r"(?:^|[^\w.])[A-Z][A-Za-z]{1,2}$", text[max(0, i - 4):i]) and re.match(r" [-−]?\d", text[i + 1:i + 3]):
+        return False  # 'Rs. 18', 'Nr. 5', 'Vol. 2', 'USD. 18': a capitalised abbreviation before its number
     following = re.match(r"\s+(\S)", text[i + 1:i + 4])
     return not (following and following.group(1).islower())  # 'approx. as', 'etc. and': an abbreviation
 
@@ -286,13 +288,15 @@ REASON = ("because", "since", "given that", "due to", "parce que", "puisque", "w
 @lru_cache(maxsize=None)
 def _lexicon_re(words: tuple[str, ...]) -> re.Pattern:
     """One pattern for a lexicon, longest entries first (boundaries: see _find)."""
-    ordered = sorted({w.removeprefix("~") for w in words}, key=lambda w: (-len(w), w))  # the same under any hash seed
+    # ('~' alone is the tilde of '6~8', not the mark of a glued entry: no entry is empty)
+    ordered = sorted({w[1:] if w.startswith("~") and len(w) > 1 else w for w in words},
+                     key=lambda w: (-len(w), w))  # the same under any hash seed
     return re.compile("|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), re.I)
 
 
 @lru_cache(maxsize=None)
 def _glued(words: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(w[1:].lower() for w in words if w.startswith("~"))
+    return frozenset(w[1:].lower() for w in words if w.startswith("~") and len(w) > 1)
 
 
 def _bounded(text: str, m: re.Match, glued: frozenset[str]) -> bool:
@@ -500,6 +504,9 @@ def plain_maths(text: str) -> str | None:
     return "".join(out)
 
 
+HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,10}(?:\s[^<>\n]{0,60})?/?>")
+
+
 def clean(text: str) -> str:
     """Markdown emphasis and code marks as spaces ('**14**'), digits of any script as ASCII,
     full-width forms as ASCII (not '＄', money marked so by extract.py, nor '，', which is never a
@@ -518,6 +525,8 @@ def clean(text: str) -> str:
             spaced or (before.isdigit() or before == ")") and (after.isdigit() or after == "("))
         return m.group() if operator else " " * len(m.group())  # ' * ' and '3*4' multiply; '*14*' is emphasis
     text = re.sub(r"\*+|(?<![^\W_])_+|_+(?![^\W_])|`+|^[ \t]*[#>]+|(?<=\n)[ \t]*[#>]+", emphasis, text)
+    # markup tags ('<b>18</b>', '<span class="x">'): marks like '**', not words
+    text = HTML_TAG_RE.sub(lambda m: " " * len(m.group()), text)
     return text
 
 
@@ -543,7 +552,13 @@ def scan_digits(text: str) -> list[Value]:
     for m in NUMBER_RE.finditer(text):
         before = text[m.start() - 1] if m.start() else ""
         if before and unicodedata.category(before) in ("Lu", "Ll", "Lt"):
+            # the cased letters glued to it: in '赚USD14' the name is 'USD' (letters of a script
+            # without case, Unicode Lo, are the words of the sentence around it)
             word = re.search(r"[^\W\d_]+$", text[: m.start()]).group()
+            k = len(word)
+            while k and unicodedata.category(word[k - 1]) in ("Lu", "Ll", "Lt"):
+                k -= 1
+            word = word[k:]
             if not re.fullmatch(r"[A-Z][a-z]|[A-Z]{3}", word):
                 continue  # 'x2', 'B12', 'CO2': a name ('Rp9', 'Rs14', 'USD14': money)
         if "," in m.group("num") and _inside_brackets(text, m.start()):
@@ -1007,6 +1022,19 @@ def _mark_negations(text: str, values: list[Value]) -> list[Value]:
             if forward:  # the first value after it in its clause
                 pick = [i for i, v in enumerate(values) if m.end() <= v.start < b
                         and _words_between(text[m.end():v.start]) <= BIND_WORDS][:1]
+                rest = re.sub(r"[^\w\s]", " ", text[m.end():b]).strip()
+                if not pick and (not rest or _whole(PREDICATE, rest)):
+                    # a negation that ends its clause, or has only its verb after it, is said of what
+                    # came before it ('14 ist es nicht', '14 is het niet', '14, c'est pas', '17 no
+                    # es', '17 non è'; not '14 apples and no pears'): the last value before it,
+                    # across at most one clause mark
+                    # ... when that value opens its clause, the thing the sentence is about ('há 40 no
+                    # total' is no rejection: 'no' there is a preposition)
+                    before = [i for i, v in enumerate(values) if v.end <= m.start()
+                              and _words_between(text[v.end:m.start()]) <= BIND_WORDS
+                              and sum(_char_kind(c) == "clause" for c in text[v.end:m.start()]) <= 1
+                              and not re.search(r"[^\W_]", text[_clause_of(clauses, v.start)[0]:v.start])]
+                    pick = before[-1:]
             else:  # the last value before it in its clause
                 pick = [i for i, v in enumerate(values) if a <= v.start and v.end <= m.start()
                         and _words_between(text[v.end:m.start()]) <= BIND_WORDS][-1:]
@@ -1418,3 +1446,30 @@ def corrected_after(text: str, reading: Reading) -> Reading | None:
                 return None
             return later
     return None
+
+
+# a line that opens with a label: a few words and a colon ('In short:', 'Also nochmal:', '**Result:**')
+LABEL_LINE_RE = re.compile(r"^[ \t*_>#-]*[^\W\d_][^\n:：\d]{0,40}?[:：]")
+
+
+def restated_after(text: str, reading: Reading) -> Reading | None:
+    """A later line that states the answer again under a label of its own ('Antwort: 14.' then
+    'Also nochmal: 16 kg.', 'In short: 16'): two final answers. The reading of both ('several')
+    when the later line asserts one other value in prose; None when it repeats the value, holds
+    working (a check: 'Check: 7 × 2 = 14'), a percent beside a plain answer (a confidence, a
+    share) or no value. A later answer never replaces the first here: it only makes two."""
+    if reading.kind != "one":
+        return None
+    first = reading.asserted[0]
+    for line in text[:2 * MAX_STATEMENT].split("\n"):
+        label = LABEL_LINE_RE.match(line)
+        if label is None:
+            continue
+        later = read_statement(line[label.end():])
+        if later is None or later.kind != "one" or len(later.values) != 1 or later.values[0].working:
+            continue
+        other = later.asserted[0]
+        if other.value != first.value and other.percent == first.percent:
+            return Reading("several", reading.values + later.values, reading.statement + "\n" + line.strip())
+    return None
+

@@ -331,6 +331,12 @@ def measure_text(tokens: list[tuple[str, str]]) -> str | None:
         inner = tokens[1:-1]
         if tokens[0][0] == "NORM" and label_text(inner) is not None and "(" not in label_text(inner):
             return f"|{label_text(inner)}|"  # the norm of a vector named v
+        if tokens[0][0] == "NORM" and any(t[0] == "SYM" for t in inner) \
+                and all(t[0] in LABEL_TOKENS or t[0] in ("+", "-", "*") for t in inner) \
+                and not any(t[0] in ("(", ")", ",", ":") for t in inner):
+            # the length of a combination of vectors ('\\|a + 2b\\|', written |\\vec a + 2\\vec b|):
+            # a quantity of the problem, as the length of one vector is
+            return "|" + "".join(t[1] for t in inner) + "|"
         return f"|{segment_text(inner)}|" if segment_text(inner) else None
     segment = segment_text(tokens)
     if segment is not None:

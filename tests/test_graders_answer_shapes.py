@@ -321,3 +321,99 @@ def test_the_issue32_batches_are_what_their_scripts_write_and_have_no_false_posi
         false_negatives = [r["response"][-80:] for r, s in zip(rows, said_) if r["equal"] and not s]
         assert not false_positives, false_positives
         assert len(false_negatives) <= 0.03 * len(rows), false_negatives
+
+
+# --- round five (issue 32): invariants of the rules its fresh batch called for ------------------
+# Currency signs are every character of Unicode category Sc, codes any capitals, words made up in
+# any script: none of them is a list the graders keep, so the invariants hold for words no one wrote.
+
+CURRENCY_SIGNS = tuple(chr(c) for c in range(0x20, 0x20C1) if __import__("unicodedata").category(chr(c)) == "Sc")
+ROUND5_ENDINGS = {  # a final sentence per language, {x} the amount
+    "en": "So she makes {x} a day.", "fr": "Elle gagne donc {x} par jour.", "de": "Sie verdient {x} am Tag.",
+    "ru": "Итого {x} в день.", "zh": "所以她每天赚{x}。", "ja": "答えは{x}です。", "ar": "إذن تربح {x} يوميا.",
+    "hi": "अतः वह प्रतिदिन {x} कमाती है।", "tr": "Günde {x} kazanır.", "cue": "Final answer: {x}",
+}
+
+
+def _reads_nothing(word: str) -> bool:
+    """A made-up word that no lexicon of the statement reader holds and that reads as no value."""
+    lexicons = (statement.NEGATE_BEFORE, statement.NEGATE_AFTER, statement.OR_WORDS, statement.RANGE_START,
+                statement.RANGE_TO, statement.RANGE_AND, statement.BOUND_BEFORE, statement.BOUND_AFTER,
+                statement.CONTRAST, statement.CORRECTION, statement.CONCLUDE, statement.PREDICATE,
+                statement.ADJUNCT_BEFORE, statement.ADJUNCT_AFTER, statement.COMMENT, statement.REASON)
+    reading = statement.read_statement(f"x {word} x")
+    return (word.lower() not in statement.SCALE_WORDS and not any(statement._find(words, f" {word} ") for words in lexicons)
+            and reading is not None and not reading.values)
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), lang=st.sampled_from(sorted(ROUND5_ENDINGS)),
+       sign=st.sampled_from(CURRENCY_SIGNS), code=st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=3, max_size=3),
+       form=st.sampled_from(["{s}{n}", "{s} {n}", "{n}{s}", "{n} {s}", "{c} {n}", "{n} {c}", "{c}{n}", "{c}. {n}"]))
+def test_any_currency_sign_or_code_on_either_side_gives_the_same_verdict(seed, lang, sign, code, form):
+    rng = random.Random(seed)
+    if code.lower() in statement.SCALE_WORDS:  # '18 MRD' is 18 milliards: a multiplier, not a unit
+        return
+    w = rng.choice(WORKINGS)
+    gold, wrong = str(rng.randint(2, 9999)), None
+    while wrong is None or wrong == gold:
+        wrong = str(rng.choice([int(gold) + 1, int(gold) - 1, int(gold) * 10, rng.randint(1, 9999)]))
+    head = w.working + "\n"
+    plain = said(gold, head + ROUND5_ENDINGS[lang].format(x=gold))
+    money = said(gold, head + ROUND5_ENDINGS[lang].format(x=form.format(s=sign, c=code, n=gold)))
+    assert plain is True and money is True, (lang, form.format(s=sign, c=code, n=gold))
+    assert said(gold, head + ROUND5_ENDINGS[lang].format(x=form.format(s=sign, c=code, n=wrong))) is not True
+
+
+NEGATION_AT_CLAUSE_END = (  # the rejected value before a negation that ends its clause, in both orders
+    ("de", "{w} {u} ist es nicht, sondern {g} {u}.", "Es sind {g} {u}; {w} {u} ist es nicht."),
+    ("nl", "{w} {u} is het niet, het is {g} {u}.", "Het is {g} {u}, {w} {u} is het niet."),
+    ("fr", "{w} {u}, c'est pas ça : c'est {g} {u}.", "C'est {g} {u} ; {w} {u}, ce n'est pas."),
+    ("en", "{w} {u} it is not; it is {g} {u}.", "It is {g} {u}. {w} {u} it is not."),
+)
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), row=st.sampled_from(NEGATION_AT_CLAUSE_END), first=st.booleans())
+def test_a_value_rejected_at_its_clause_end_is_never_the_answer_in_either_order(seed, row, first):
+    rng = random.Random(seed)
+    lang, rejected_first, rejected_last = row
+    gold = str(rng.randint(2, 999))
+    wrong = str(int(gold) + rng.choice([1, -1, 10, 7]))
+    unit = shapes.made_up_word(rng, lang)
+    sentence = (rejected_first if first else rejected_last).format(g=gold, w=wrong, u=unit)
+    response = rng.choice(WORKINGS).working + "\n" + sentence
+    assert said(gold, response) is True, sentence
+    assert said(wrong, response) is not True, sentence
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), lang=st.sampled_from(LANGUAGES), shape=st.integers(0, 3))
+def test_two_values_offered_with_words_no_lexicon_holds_are_never_right(seed, lang, shape):
+    # a hedge in words the graders do not know ('Could be 14, could be 16'): two asserted values,
+    # so neither is the answer
+    rng = random.Random(seed)
+    words = [shapes.made_up_word(rng, lang) for _ in range(3)]
+    if not all(_reads_nothing(word) for word in words):
+        return
+    a, b = rng.sample(range(2, 999), 2)
+    sentence = ["{x} {a}, {x} {b}.", "{x} {a} {y} {b} {z}.", "{a}? {b}? {x}.", "{x}: {a} {y}, {b} {z}."][shape].format(
+        a=a, b=b, x=words[0], y=words[1], z=words[2])
+    response = rng.choice(WORKINGS).working + "\n" + sentence
+    for value in (a, b):
+        assert said(str(value), response) is not True, sentence
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), lang=st.sampled_from(LANGUAGES), before=st.integers(0, 4),
+       after=st.integers(0, 4), cue=st.booleans(), working=st.booleans(), mark=st.sampled_from([".", "", "!", "。", " :)"]))
+def test_a_wrong_number_is_never_accepted_whatever_words_surround_it(seed, lang, before, after, cue, working, mark):
+    rng = random.Random(seed)
+    gold = rng.randint(2, 9999)
+    wrong = rng.choice([gold + 1, gold - 1, gold * 10, gold * 2, gold // 2 or 1, rng.randint(1, 9999)])
+    if wrong == gold:
+        return
+    words = [shapes.made_up_word(rng, lang) for _ in range(before + after)]
+    sentence = " ".join(words[:before] + [str(wrong)] + words[before:]) + mark
+    response = (rng.choice(WORKINGS).working + "\n" if working else "") + ("Answer: " if cue else "") + sentence
+    assert said(str(gold), response) is not True, sentence

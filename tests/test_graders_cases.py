@@ -43,7 +43,7 @@ NEW = [c for c in CASES if c.group in BENCH.GROUPS]
 @pytest.fixture(scope="module")
 def verdicts():
     """Each case's verdict, graded once for all the tests below."""
-    return [grade(c.gold, c.response, c.kind) for c in CASES]
+    return [grade(c.gold, c.response, c.kind, choices=c.choices) for c in CASES]
 
 
 def test_corpus_has_at_least_1500_new_pairs_a_third_unequal_both_labels_everywhere():
