@@ -2,7 +2,7 @@
 
     python benchmarks/fixed_cost.py                            # 1 and 1,319 GSM8K items, 3 rounds
     python benchmarks/fixed_cost.py --runs 5 --out fixed.json
-    python benchmarks/fixed_cost.py --also /tmp/old/bin/evalsuite   # another checkout's entry point, alternated
+    python benchmarks/fixed_cost.py --also OLD_CHECKOUT/.venv/bin/evalsuite   # another checkout's entry point, alternated
 
 What it does: against benchmarks/overhead.py's stub (0 ms, "The answer is N" in 4 deltas), runs
 `evalsuite run gsm8k --limit N` and the bare aiohttp client of overhead.py on the same N items,

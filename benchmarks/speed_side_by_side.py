@@ -1,6 +1,6 @@
 """`evalsuite speed` beside `vllm bench serve` and llama-benchy on the same CPU servers (docs/speed.md).
 
-    python benchmarks/speed_side_by_side.py --benchy /tmp/benchy/bin/llama-benchy --out side.json
+    python benchmarks/speed_side_by_side.py --benchy BENCHY_VENV/bin/llama-benchy --out side.json
 
 Servers (from the engine cache, as tests/engines starts them): llama-server on a small random
 GGUF (tests/tiny_gguf.py, 6 layers of 384, `-np 2`) and vLLM's CPU build on the tiny HF model
