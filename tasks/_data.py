@@ -31,6 +31,14 @@ def require_file(data_dir: Path, relpath: str, pack: str) -> Path:
     return path
 
 
+BUNDLED = Path(__file__).resolve().parent / "data"   # official files the package carries (data/README.md)
+
+
+def bundled_file(relpath: str) -> Path:
+    """A data file shipped inside the package, laid out as under a data folder."""
+    return BUNDLED / relpath
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
     with open(path, encoding="utf-8") as f:

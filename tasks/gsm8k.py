@@ -1,6 +1,7 @@
 """GSM8K (test, 1,319 grade-school maths word problems), 0-shot chat.
 
-Load: gsm8k/test.jsonl from the data folder, or openai/gsm8k from the hub.
+Load: gsm8k/test.jsonl from the data folder, else the copy of that file the package carries
+(tasks/data/gsm8k/, MIT: the first command runs offline), byte for byte the official one.
 Prompt: the question, asking for the final number on its own line.
 Extract and grade: like lm-eval, two extractions side by side -- "strict" (lm-eval's
 strict-match: the number after `####`, else after "The answer is"; None without either) and
@@ -18,7 +19,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from ..graders import extract_gsm8k_strict, extract_last_number, grade
-from ._data import read_hub, read_jsonl, require_file
+from ._data import bundled_file, read_jsonl, require_file
 from .pack import BadDataError, Item, LoadOptions, Pack, seeded_sample, skip_row
 
 TEMPLATE = (
@@ -38,11 +39,9 @@ def gold_number(solution: str) -> str | None:
 def load(opts: LoadOptions) -> list[Item]:
     if set(opts.subsets) - {"test"}:
         raise BadDataError(f"gsm8k: unknown subset(s) {sorted(set(opts.subsets) - {'test'})}; valid: test")
-    if opts.data_dir is not None:
-        path = require_file(opts.data_dir, "gsm8k/test.jsonl", "gsm8k")
-        rows, where = read_jsonl(path), str(path)
-    else:
-        rows, where = read_hub("openai/gsm8k", "main", "test"), "openai/gsm8k"
+    path = require_file(opts.data_dir, "gsm8k/test.jsonl", "gsm8k") if opts.data_dir is not None \
+        else bundled_file("gsm8k/test.jsonl")
+    rows, where = read_jsonl(path), str(path)
     items = []
     for index, row in enumerate(rows):
         gold = gold_number(str(row.get("answer", "")))
@@ -105,5 +104,6 @@ def grade_answer(item: Item, answer: str):
 PACK = Pack(
     name="gsm8k", version="1", description="GSM8K test: grade-school maths word problems, numeric answers",
     template=TEMPLATE, load=load, prompt=prompt, grade=grade_answer, subsets=("test",),
-    source="gsm8k/test.jsonl (data folder) or hub openai/gsm8k", count=1319, data_paths=("gsm8k/test.jsonl",),
+    source="gsm8k/test.jsonl (data folder, else the package's copy of openai/grade-school-math's file)", count=1319,
+    data_paths=("gsm8k/test.jsonl",), bundled=("gsm8k/test.jsonl",),
 )

@@ -18,7 +18,7 @@ def tasks_main(data_dir: Optional[Path] = None, echo: Callable[[str], None] = pr
     packs = [(name, get_pack(name)) for name in pack_names()] + [(name, make()) for name, make in PRESETS.items()]
     for name, pack in packs:
         rows.append((name, "" if pack.count is None else str(pack.count), pack.description, pack.source,
-                     data_origin(pack.data_paths, data_dir)))
+                     data_origin(pack.data_paths, data_dir, pack.bundled)))
     from .plugins import PluginError, plugin_packs
 
     broken = []
@@ -29,7 +29,7 @@ def tasks_main(data_dir: Optional[Path] = None, echo: Callable[[str], None] = pr
             broken.append(str(e))
             continue
         rows.append((name, "" if pack.count is None else str(pack.count), pack.description,
-                     f"{pack.source} -- from {plugin.source}", data_origin(pack.data_paths, data_dir)))
+                     f"{pack.source} -- from {plugin.source}", data_origin(pack.data_paths, data_dir, pack.bundled)))
     width = max(len(r[0]) for r in rows)
     echo(f"{'pack'.ljust(width)}  {'items':>6}  description / data")
     for name, count, desc, source, origin in rows:
@@ -43,12 +43,14 @@ def tasks_main(data_dir: Optional[Path] = None, echo: Callable[[str], None] = pr
     return 0
 
 
-def data_origin(data_paths: Optional[tuple], data_dir: Optional[Path]) -> Optional[str]:
+def data_origin(data_paths: Optional[tuple], data_dir: Optional[Path], bundled: tuple = ()) -> Optional[str]:
     """Where `run` would take a pack's data from, with this data folder (None: the pack does not say)."""
     if data_paths is None:
         return None
     if not data_paths:
         return "built in (no data files)"
+    if data_dir is None and bundled and set(data_paths) <= set(bundled):
+        return f"the package's copy of the official file ({', '.join(bundled)}; offline)"
     if data_dir is None:
         return "the hub / the pack's URLs (no --data-dir or EVALSUITE_DATA_DIR; offline, pass one)"
     missing = [p for p in data_paths if not (data_dir / p).exists()]

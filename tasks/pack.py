@@ -78,6 +78,8 @@ class Pack:
     # what the pack reads under a data folder (`evalsuite tasks` says whether it is there);
     # () for a pack with no data files, None for one that does not say
     data_paths: tuple[str, ...] | None = None
+    # those of data_paths the package carries a copy of (tasks/data/): read without a data folder
+    bundled: tuple[str, ...] = ()
 
     def template_hash(self, fewshot: int = 0) -> str:
         return hashlib.sha256(f"{self.template}\x00fewshot={fewshot}".encode()).hexdigest()[:16]

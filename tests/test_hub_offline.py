@@ -31,7 +31,7 @@ def spy(*args, **kwargs):
 datasets.load_dataset = spy
 message = None
 try:
-    get_pack("gsm8k").load(LoadOptions())
+    get_pack("math500").load(LoadOptions())
 except BadDataError as e:
     message = str(e)
 print(json.dumps({"before": before, "during": during, "after": state(), "message": message}))

@@ -373,21 +373,49 @@ def test_serve_and_endpoint_together_are_refused(tmp_path):
     assert proc.returncode == 2 and "either --endpoint or --serve" in proc.stderr
 
 
-def test_a_gguf_model_and_no_server_says_how_to_get_llama_server(tmp_path, data_dir):
+def test_a_gguf_model_and_no_llama_server_falls_back_to_the_python_server(tmp_path, data_dir):
     from evalsuite.serve.managed import something_listens
 
     if something_listens("http://127.0.0.1:8080/v1"):
         pytest.skip("something listens on 127.0.0.1:8080 here: the embedded default would not start")
     model = tmp_path / "model.gguf"
-    model.write_bytes(b"GGUF")
+    model.write_bytes(b"GGUF")   # not a model: the server that tries it says so, and the run stops with exit 2
     proc = subprocess.run(cli_args("run", "gsm8k", "--model", model, "--limit", 2, "--data-dir", data_dir,
-                                   "--run-dir", tmp_path / "r"), capture_output=True, text=True, timeout=60,
+                                   "--run-dir", tmp_path / "r"), capture_output=True, text=True, timeout=120,
                           env=dict(env(), EVALSUITE_LLAMA_SERVER=str(tmp_path / "no-such-llama-server")))
     assert proc.returncode == 2, proc.stderr
-    assert "found none on PATH or in EVALSUITE_LLAMA_SERVER" in proc.stderr
-    assert "brew install llama.cpp" in proc.stderr and "--serve" in proc.stderr
+    assert "serving with llama-cpp-python's server" in proc.stderr and "-m llama_cpp.server" in proc.stderr
+    assert "Failed to load model" in proc.stderr   # the server's own log tail says why
     missing = run_cli("run", "gsm8k", "--model", tmp_path / "nope.gguf", "--run-dir", tmp_path / "r2")
     assert missing.returncode == 2 and "no such GGUF file" in missing.stderr
+
+
+def test_no_server_of_either_kind_says_how_to_get_one(monkeypatch):
+    from evalsuite.client.errors import UsageError
+    from evalsuite.serve import embedded
+
+    monkeypatch.setattr(embedded, "find_llama_server", lambda: None)
+    monkeypatch.setattr(embedded, "has_python_server", lambda: False)
+    with pytest.raises(UsageError) as e:
+        embedded.embedded_command("model.gguf", 4, 512)
+    message = str(e.value)
+    assert "found neither" in message and "llama-cpp-python[server]" in message
+    assert "brew install llama.cpp" in message and "--serve" in message
+
+
+def test_the_managed_server_leaves_a_core_to_evalsuite(monkeypatch):
+    from evalsuite.serve import embedded
+
+    monkeypatch.setattr(embedded, "find_llama_server", lambda: "/opt/llama-server")
+    for cores, threads in ((1, 1), (2, 1), (8, 7)):
+        monkeypatch.setattr(embedded.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
+        argv = embedded.embedded_command("m.gguf", 4, 512).command.split()
+        assert argv[argv.index("-t") + 1] == argv[argv.index("-tb") + 1] == str(threads)
+    monkeypatch.setattr(embedded, "find_llama_server", lambda: None)
+    monkeypatch.setattr(embedded, "has_python_server", lambda: True)
+    python = embedded.embedded_command("m.gguf", 4, 512, alias="smollm2")
+    assert (python.concurrency, python.stream, python.model) == (1, False, "smollm2")
+    assert "--interrupt_requests False" in python.command and "--n_threads 7" in python.command
 
 
 def test_a_port_already_taken_is_refused_not_asked(tmp_path, data_dir, answers):

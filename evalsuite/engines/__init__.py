@@ -23,6 +23,7 @@ from .detect import (
     apply_neutral_settings,
     detect_engine,
     engine_settings,
+    models_wait_for_requests,
     neutral_for,
     profile_from_replies,
 )
@@ -71,6 +72,6 @@ def start_examples() -> str:
 
 
 __all__ = ["start_examples", "PROBE_TIMEOUT_S", "Engine", "EngineProfile", "Replies", "BY_NAME", "ENGINES", "LLAMA_CPP_NEUTRAL",
-           "NEUTRAL_BY_ENGINE", "apply_neutral_settings", "detect_engine", "engine_settings", "neutral_for",
+           "NEUTRAL_BY_ENGINE", "apply_neutral_settings", "models_wait_for_requests", "detect_engine", "engine_settings", "neutral_for",
            "profile_from_replies", "GreedyCheck", "CUT_STREAM_WHY", "empty_stream_may_be_overflow",
            "REASONING_FIELDS", "TIMINGS_KEYS", "reasoning_of", "server_timings_of", "interrupt_hint"]

@@ -74,6 +74,9 @@ class Engine:
     # its determinism setting (batch invariance), read from the server: given get(path) -> JSON
     # or None for a GET at the server root, `{setting, value, source}` (value None: not reported)
     determinism: Callable[[Callable[[str], Any]], dict[str, Any]] | None = None
+    # its GET /models answers only once the requests it is serving are done (llama-cpp-python: the
+    # endpoint takes the model's lock), so the watchdog's probe of a busy server waits that long
+    models_wait_for_requests: bool = False
 
 
 def root(base_url: str) -> str:

@@ -104,3 +104,10 @@ async def apply_neutral_settings(settings: Any, api_key: str | None) -> tuple[An
     if sent:
         settings = replace(settings, decoding=replace(decoding, extra_body={**sent, **decoding.extra_body}))
     return settings, entry
+
+
+def models_wait_for_requests(entry: Mapping[str, Any], urls: Sequence[str]) -> set[str]:
+    """The endpoints (by URL, in the order they were detected) whose engine's GET /models waits for
+    the requests it is serving: the watchdog must not read a busy one as stuck."""
+    names = [e.get("engine") for e in entry.get("endpoints") or ()]
+    return {url for url, name in zip(urls, names) if name in BY_NAME and BY_NAME[name].models_wait_for_requests}

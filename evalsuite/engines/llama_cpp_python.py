@@ -5,7 +5,9 @@ greedy pick (Llama._init_sampler adds the penalties sampler whatever the tempera
 presence/frequency penalties default to 0. Neutral: {"repeat_penalty": 1.0}. Its quirks the
 client and runner handle: a prompt longer than its context gets HTTP 200 and an empty event
 stream, and with --interrupt_requests (the default) a new request cuts the stream in flight.
-No timings, no speculation counters.
+No timings, no speculation counters, no `usage` in streams (even with stream_options), and its
+GET /v1/models waits for the model's lock, held by the request being served: the watchdog
+probes it with the request's own timeout (a probe that waits is busy, not stuck).
 """
 from __future__ import annotations
 
@@ -55,5 +57,5 @@ def interrupt_hint(summary: dict[str, Any], concurrency: int) -> str | None:
 ENGINE = Engine(
     name=NAME, detect=detect, detect_fallback=detect_by_owner, neutral={"repeat_penalty": 1.0},
     logprobs='OpenAI shape; a partial UTF-8 byte token is "" with neither bytes nor id',
-    interrupt_hint=interrupt_hint,
+    interrupt_hint=interrupt_hint, models_wait_for_requests=True,
     start_example="python -m llama_cpp.server --model model.gguf --port 8080 --interrupt_requests false")

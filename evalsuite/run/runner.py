@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..client.endpoint import Endpoint, now_iso, redact_url
-from ..engines import apply_neutral_settings, interrupt_hint, start_examples
+from ..engines import apply_neutral_settings, interrupt_hint, models_wait_for_requests, start_examples
 from ..client.errors import EndpointError, UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
@@ -240,6 +240,7 @@ async def _run_async(settings: RunSettings) -> int:
         progress = Progress(len(jobs), len(jobs) - len(todo), settings.quiet)
         writer = RecordWriter(settings.run_dir / RECORDS)
         scheduler = Scheduler(settings, pack, endpoints, model, writer, progress)
+        scheduler.models_wait = models_wait_for_requests(engine, settings.endpoints)
         progress.watch(scheduler)
         if settings.managed is not None:   # evalsuite.serve: restarts its server when it dies
             settings.managed.attach(scheduler)

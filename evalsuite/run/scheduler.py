@@ -68,6 +68,8 @@ class Scheduler:
         self._answered_probe: dict[str, float] = {}     # url -> when a probe of it last answered
         self._requests: dict[str, Request] = {}         # item id -> its request, while its samples are asked
         self._decodings: dict[int, Decoding] = {}       # sample index -> its decoding (its seed)
+        # endpoints whose GET /models waits for the requests they serve (engines' models_wait_for_requests)
+        self.models_wait: set[str] = set()
 
     def mark_down(self, url: str, since: float) -> None:
         was_up = self.down_since.get(url) is None
@@ -109,7 +111,9 @@ class Scheduler:
         started = time.monotonic()
         try:
             try:
-                await endpoint.probe(PROBE_TIMEOUT_S)
+                # a server whose /models waits behind its requests is asked with the request's own timeout
+                await endpoint.probe(self.settings.timeout if url in self.models_wait and endpoint.in_flight
+                                     else PROBE_TIMEOUT_S)
             except (EndpointError, asyncio.TimeoutError) as e:
                 if self._answered_probe.get(url, float("-inf")) > started:
                     return   # a later probe has answered since: this one's news is old

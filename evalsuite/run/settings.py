@@ -3,6 +3,7 @@
 settings_from_options turns the `run` command's options into one, checked."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -87,7 +88,13 @@ def settings_from_options(
     if not serve and not endpoint and model:
         from ..serve.embedded import embedded_server
 
-        serve = embedded_server(pack, model, concurrency, max_tokens, default_endpoint)
+        embedded = embedded_server(pack, model, concurrency, max_tokens, default_endpoint)
+        if embedded is not None:
+            serve, model = embedded.command, embedded.model
+            concurrency = embedded.concurrency or concurrency
+            stream = stream if embedded.stream is None else embedded.stream
+            if embedded.note and not quiet:
+                print(f"note: {embedded.note}", file=sys.stderr)
     from ..tasks.file import is_file_pack
 
     # a file pack's folder is named by the file's stem (a path given would nest folders)

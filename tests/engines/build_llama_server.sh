@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's C++ `llama-server` from the llama.cpp tree that the llama-cpp-python sdist
+# Builds llama.cpp's C++ `llama-server` (and `llama-quantize`) from the llama.cpp tree that the llama-cpp-python sdist
 # vendors (tools/server included), into a cache outside the project's environment.
 # Idempotent: a finished build is reused; a second copy started while one builds waits for it
 # (flock). Prints the binary's path on its last line; build output goes to stderr.
@@ -13,10 +13,11 @@ version="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 cache="${EVALSUITE_ENGINE_CACHE:-$HOME/.cache/evalsuite/engines}"
 dest="$cache/llama-server-$version"
 bin="$dest/bin/llama-server"
+quantize="$dest/bin/llama-quantize"   # beside it: the real-model tests make their quant ladder with it
 mkdir -p "$cache"
 exec 9>"$cache/llama-server-$version.lock"
 flock 9
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
+if [[ -x "$bin" && -x "$quantize" ]]; then echo "$bin"; exit 0; fi
 start=$(date +%s)
 work="$(mktemp -d "$cache/build-llama-server.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -34,8 +35,9 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$src" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
   -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF \
   -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF >&2
-cmake --build "$work/build" --target llama-server -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" >&2
+cmake --build "$work/build" --target llama-server llama-quantize -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" >&2
 mkdir -p "$dest/bin"
+cp "$work/build/bin/llama-quantize" "$quantize.tmp" && mv "$quantize.tmp" "$quantize"
 cp "$work/build/bin/llama-server" "$bin.tmp" && mv "$bin.tmp" "$bin"
 echo "$(( $(date +%s) - start )) s" > "$dest/build.time"
 "$bin" --version >&2 || true
