@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from ..client.exchange import Decoding, Request
-from ..client.errors import UsageError
+from ..errors import UsageError
 from .settings import RunSettings
 from ..store import SAMPLE_SEP
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..client.endpoint import Endpoint, now_iso, redact_url
 from ..engines import apply_neutral_settings, interrupt_hint, start_examples
-from ..client.errors import EndpointError, UsageError
+from ..client.errors import EndpointError
+from ..errors import UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
 from .items import find_pack, jobs_of, load_items

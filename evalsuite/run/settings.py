@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..client.exchange import Decoding
-from ..client.errors import RetryPolicy, UsageError
+from ..client.errors import RetryPolicy
+from ..errors import UsageError
 
 
 @dataclass(frozen=True)
