@@ -131,12 +131,13 @@ def _writable(option: str, path: Optional[Path], folder: bool = False) -> None:
 
 
 def _folder(option: str, path: Optional[Path]) -> Optional[Path]:
-    """An input folder the user named must be one (--data-dir missing is exit 2, not a fallback)."""
-    if path is not None and not Path(path).is_dir():
-        import os
+    """An input folder named on the command line must be one (--data-dir missing is exit 2, not a
+    fallback). EVALSUITE_DATA_DIR is left to the command: a command that reads no data (regrade of
+    your own file, tasks) still runs under a stale one."""
+    import os
 
-        source = " (from EVALSUITE_DATA_DIR)" if option == "--data-dir" and os.environ.get("EVALSUITE_DATA_DIR") == str(path) else ""
-        _fail(f"{option} {path}{source}: " + ("a file, not a folder" if Path(path).exists() else "no such folder"))
+    if path is not None and not Path(path).is_dir() and os.environ.get("EVALSUITE_DATA_DIR") != str(path):
+        _fail(f"{option} {path}: " + ("a file, not a folder" if Path(path).exists() else "no such folder"))
     return path
 
 
@@ -162,6 +163,20 @@ def _profiles(paths: List[Path], command: str) -> bool:
         _fail(f"{command}: {profiles[0]} is a speed profile and {other} is {what}: a speed profile and a run folder "
               "cannot be compared; give only profiles (`evalsuite speed --json`) or only run folders")
     return bool(profiles)
+
+
+def _two_runs(first: Optional[Path], second: Optional[Path], baseline: Optional[Path],
+              candidate: Optional[Path]) -> Tuple[Optional[Path], Optional[Path]]:
+    """gate's runs: --baseline/--candidate name their places, the positional runs fill the rest in order."""
+    named = [baseline, candidate]
+    free = [p for p in (first, second) if p is not None]
+    named = [p if p is not None or not free else free.pop(0) for p in named]
+    if free:
+        _fail(f"RUN_DIR {free[0]}: one run too many (gate BASELINE CANDIDATE, or --baseline/--candidate RUN_DIR)")
+    if (named[0] is None) != (named[1] is None):
+        _fail(f"{'--candidate' if named[1] is None else '--baseline'}: missing; give both runs: "
+              "gate BASELINE CANDIDATE (or --baseline RUN_DIR --candidate RUN_DIR)")
+    return named[0], named[1]
 
 
 def _check_judge(endpoint: Optional[str], model: Optional[str], api_key_env: Optional[str]) -> None:
@@ -580,17 +595,7 @@ def gate(
     """CI gate: exit 0 pass, 1 fail, 2 unusable input. Defaults may live in pyproject.toml [tool.evalsuite.gate]."""
     from .analysis.gate.decide import gate_main
 
-    named = {"--baseline": baseline, "--candidate": candidate}
-    free = [p for p in (baseline_dir, candidate_dir) if p is not None]
-    for option in named:   # the positional runs fill the places not named, in order
-        if named[option] is None and free:
-            named[option] = free.pop(0)
-    if free:
-        _fail(f"RUN_DIR {free[0]}: one run too many (gate BASELINE CANDIDATE, or --baseline/--candidate RUN_DIR)")
-    baseline, candidate = named.values()
-    if (baseline is None) != (candidate is None):
-        _fail(f"{'--candidate' if candidate is None else '--baseline'}: missing; give both runs: "
-              "gate BASELINE CANDIDATE (or --baseline RUN_DIR --candidate RUN_DIR)")
+    baseline, candidate = _two_runs(baseline_dir, candidate_dir, baseline, candidate)
     _run_folders([baseline, candidate])
     raise typer.Exit(gate_main(baseline, candidate, max_drop=max_drop, alpha=alpha, min_items=min_items,
                                diff=diff, max_real=max_real, junit=junit, max_errors=max_errors,

@@ -198,3 +198,13 @@ def test_an_unexpected_error_is_one_line_with_its_traceback_in_a_file(tmp_path):
     assert len(logs) == 1 and str(logs[0]) in lines[0]
     text = logs[0].read_text(encoding="utf-8")
     assert "Traceback (most recent call last)" in text and "planted" in text and "evalsuite show" in text
+
+
+def test_a_stale_evalsuite_data_dir_is_left_to_the_command(monkeypatch, capsys, tmp_path):
+    """--data-dir named on the command line must be a folder; the same folder from the environment
+    is the command's to judge (regrade of your own file reads no data: it still runs)."""
+    monkeypatch.setenv("EVALSUITE_DATA_DIR", str(tmp_path / "stale"))
+    code, _, err = run_main(monkeypatch, capsys, ["tasks"])
+    assert code == 0, err
+    code, _, err = run_main(monkeypatch, capsys, ["tasks", "--data-dir", str(tmp_path / "gone")])
+    assert code == 2 and f"--data-dir {tmp_path / 'gone'}: no such folder" in err
