@@ -16,7 +16,7 @@ What it does:
      (90 % identical, 8 % re-merging flips, 2 % real), D F's flips with every logprob a little
      off (another engine's float noise); A holds the near ties the flips take;
   2. runs each command as its own process and reports wall, user+sys CPU and peak RSS from its
-     rusage: `show A`, `compare A B`, `gate --baseline A --candidate B`, `diff A A` (all
+     rusage: `show A`, `compare A B`, `gate A B`, `diff A A` (all
      identical), `diff A B --json` (10% divergent), `diff A C --json` (C: every item divergent),
      `diff A F|R|M|X|D --json`, `report A B --diff` and `regrade A` (only the folders the
      --only commands need are built);
@@ -266,7 +266,7 @@ def commands(a: Path, b: Path, out: Path) -> dict[str, list[str]]:
     return {
         "show": es + ["show", str(a)],
         "compare": es + ["compare", str(a), str(b)],
-        "gate": es + ["gate", "--baseline", str(a), "--candidate", str(b), "--max-drop", "0.5"],
+        "gate": es + ["gate", str(a), str(b), "--max-drop", "0.5"],
         "diff identical": es + ["diff", str(a), str(a)],
         "diff 10% real": es + ["diff", str(a), str(b), "--json", str(out / "diff.json")],
         # issue 20: every item diverges (half way on average), drift metrics included
@@ -277,8 +277,8 @@ def commands(a: Path, b: Path, out: Path) -> dict[str, list[str]]:
         "diff several divergences": es + ["diff", str(a), str(a.parent / "M"), "--json", str(out / "diff-multi.json")],
         "diff mix": es + ["diff", str(a), str(a.parent / "X"), "--json", str(out / "diff-mix.json")],
         "diff drifted flips": es + ["diff", str(a), str(a.parent / "D"), "--json", str(out / "diff-drift.json")],
-        "report": es + ["report", str(a), str(b), "-o", str(out / "report-plain.html")],
-        "report --diff": es + ["report", str(a), str(b), "--diff", str(out / "diff.json"), "-o", str(out / "report.html")],
+        "report": es + ["report", str(a), str(b), "--html", str(out / "report-plain.html")],
+        "report --diff": es + ["report", str(a), str(b), "--diff", str(out / "diff.json"), "--html", str(out / "report.html")],
         "regrade": es + ["regrade", str(a)],
     }
 

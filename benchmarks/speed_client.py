@@ -80,7 +80,7 @@ def bare_main(url: str, requests: int, concurrency: int, tokens: int) -> None:
 def profile_run(url: str, args, tmp: Path) -> dict:
     out = tmp / "speed.json"
     cmd = evalsuite_command() + ["speed", "-e", url, "--pp", "32", "--tg", str(args.tokens), "-c", str(args.concurrency),
-                                 "--runs", str(args.runs), "--no-warmup", "-o", "none", "-q", "--json", str(out),
+                                 "--runs", str(args.runs), "--no-warmup", "--format", "none", "-q", "--json", str(out),
                                  "--data-dir", str(args.data_dir)]
     r = measure(cmd)
     if r["rc"] != 0:

@@ -78,7 +78,7 @@ def run(cmd: list[str], env: dict | None = None, timeout: float = 900) -> subpro
 def evalsuite_figures(url: str, data_dir: Path, extra: dict, tmp: Path) -> dict:
     out = tmp / "evalsuite.json"
     run(evalsuite_command() + ["speed", "-e", url, "--pp", str(PP), "--tg", str(TG), "-c", "1,2", "--runs", str(RUNS),
-                               "--data-dir", str(data_dir), "--json", str(out), "-o", "none", "-q",
+                               "--data-dir", str(data_dir), "--json", str(out), "--format", "none", "-q",
                                "--extra-body", json.dumps(extra)])
     rows = {(r["test"], r["concurrency"]): r for r in json.loads(out.read_text())["rows"]}
     fig = {}

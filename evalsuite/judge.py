@@ -404,7 +404,7 @@ def judge_regrade(run_dir: str | os.PathLike, settings: JudgeSettings, changes: 
 def regrade_judge(settings: JudgeSettings):
     """For `regrade --judge-endpoint`: `judged(run_dir, changes)`, the judged entries of
     judge_regrade; a judge that does not answer is a UsageError naming the option."""
-    from .client.errors import UsageError
+    from .errors import UsageError
 
     def judged(run_dir: str | os.PathLike, changes: Sequence[Any]) -> list[dict[str, Any]]:
         try:

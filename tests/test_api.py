@@ -27,7 +27,6 @@ def two_runs(root: Path) -> tuple[Path, Path]:
 
 
 def test_the_docs_example_runs(tmp_path, monkeypatch, capsys):
-    pytest.importorskip("pandas")
     two_runs(tmp_path)
     monkeypatch.chdir(tmp_path)
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
@@ -71,7 +70,8 @@ def test_gate_and_compare_return_data(tmp_path):
 
 
 def test_token_streams_as_arrow(tmp_path):
-    pa = pytest.importorskip("pyarrow")
+    import pyarrow as pa
+
     from evalsuite.store import RecordWriter, TokenColumns
 
     off, _ = two_runs(tmp_path)

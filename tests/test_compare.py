@@ -365,7 +365,7 @@ def test_two_real_runs_compare_gate_and_report(llama_server, data_dir, run_cli, 
     assert cmp.runs[0].n_correct == sum(r["outcome"] == "correct" for r in records)
     gate = run_cli("gate", "--baseline", runs[0], "--candidate", runs[1], "--max-drop", "0", cwd=tmp_path)
     assert gate.returncode == 0 and gate.stdout.startswith("PASS: ") and "b=0 c=0 p=1" in gate.stdout
-    report = run_cli("report", *runs, "-o", tmp_path / "r.html")
+    report = run_cli("report", *runs, "--html", tmp_path / "r.html")
     assert report.returncode == 0, report.stderr
     assert "only first right 0, only second right 0" in (tmp_path / "r.html").read_text()
 

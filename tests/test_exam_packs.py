@@ -316,5 +316,7 @@ def test_run_ceval_and_preset_against_llama_server(llama_server, data_dir, run_c
         assert len(records) == limit
         assert all(rec["outcome"] in {"correct", "wrong", "unextracted", "truncated"} for rec in records)
         assert all(rec["verdict"]["method"] in {"choice", "none"} for rec in records)
-    preset_records = (tmp_path / "ceval220-cmmlu200" / "records.jsonl").read_text()
-    assert '"subset": "ceval/accountant"' in preset_records
+    preset_records = [json.loads(line) for line in (tmp_path / "ceval220-cmmlu200" / "records.jsonl").read_text().splitlines()]
+    # --limit 4 on the preset: a seeded sample over its subsets, one item from each of four (issue 42)
+    subsets = [r["subset"] for r in preset_records]
+    assert len(set(subsets)) == 4 and all(s.startswith(("ceval/", "cmmlu/")) for s in subsets), subsets

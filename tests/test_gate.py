@@ -204,7 +204,7 @@ def test_diff_real_divergences_gate(tmp_path):
 
 
 @pytest.mark.parametrize("content,want", [
-    (None, "does not exist"),
+    (None, "--diff"),   # "--diff PATH: no such file": the option and the value (issue 42)
     ("not json", "cannot be read"),
     ('{"summary": {}}', "no top-level 'counts'"),
     ('{"counts": {"real": "3"}}', "counts.real must be a whole number"),
@@ -216,7 +216,7 @@ def test_bad_diff_json_is_unusable(tmp_path, content, want):
     if content is not None:
         diff.write_text(content, encoding="utf-8")
     code, line = gate(base, cand, tmp_path, max_drop=1, diff=diff)
-    assert code == 2 and want in line
+    assert code == 2 and want in line and f"--diff {diff}" in line
 
 
 def test_max_real_without_diff_is_unusable(tmp_path):
@@ -318,9 +318,9 @@ def test_unwritable_outputs_of_diff_and_compare_exit_2(tmp_path, significant_dro
     base, cand = significant_drop
     for args in (["diff", base, cand, "--html", tmp_path / "no" / "d.html"],
                  ["diff", base, cand, "--json", tmp_path / "no" / "d.json"],
-                 ["compare", base, cand, "--plots", tmp_path / "runs" / "baseline" / "records.jsonl" / "p"],
+                 ["compare", base, cand, "--plots-dir", tmp_path / "runs" / "baseline" / "records.jsonl" / "p"],
                  ["compare", base, cand, "--json", tmp_path / "no" / "c.json"],
-                 ["report", base, cand, "-o", tmp_path / "no" / "r.html"],
+                 ["report", base, cand, "--html", tmp_path / "no" / "r.html"],
                  ["gate", "--baseline", base, "--candidate", cand, "--max-drop", 3, "--junit", "/nonexistent/x.xml"]):
         out = run_cli(*args)
         assert out.returncode == 2, (args, out.stdout, out.stderr)
@@ -400,7 +400,7 @@ def test_diff_only_gate_documented_command(tmp_path, run_cli):
     assert run_cli("gate", "--diff", "same.json", cwd=tmp_path).returncode == 0
     # half the runs, or nothing at all, is still unusable with a clear message
     out = run_cli("gate", "--baseline", b, "--diff", "diff.json", cwd=tmp_path)
-    assert out.returncode == 2 and "give both --baseline RUN and --candidate RUN" in out.stdout
+    assert out.returncode == 2 and out.stderr.startswith("error: --candidate: missing; give both runs"), out.stderr
     out = run_cli("gate", cwd=tmp_path)
     assert out.returncode == 2 and "--diff DIFF_JSON alone for a divergence-only gate" in out.stdout
     out = run_cli("gate", "--diff", "diff.json", "--equivalence-margin", "1", cwd=tmp_path)

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 
-import pytest
 
 PROBE = r"""
 import json, os
@@ -45,7 +44,6 @@ def closed_port() -> int:
 
 
 def test_an_unreachable_hub_makes_only_that_load_offline(tmp_path):
-    pytest.importorskip("datasets")
     env = {k: v for k, v in os.environ.items()
            if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "EVALSUITE_DATA_DIR")}
     env.update(HF_ENDPOINT=f"http://127.0.0.1:{closed_port()}", HF_HOME=str(tmp_path / "hf"),

@@ -51,9 +51,10 @@ ROOMS = {
     "evalsuite.speed": ("settings", "text", "prompts", "endpoint", "measure", "profile", "rows", "command",
                         "sweep", "pack_sweep", "compare", "table", "html", "plots", "stats"),
 }
-# of the client, what analyses may import: the plain values of an exchange, logprob entries as
-# records keep them, the errors (UsageError among them); the rest sends requests
-CLIENT_VALUES = ("evalsuite.client.exchange", "evalsuite.client.logprobs", "evalsuite.client.errors")
+# of the client, what analyses may import: the plain values of an exchange and logprob entries as
+# records keep them; the rest sends requests or classifies its failures (client/errors.py: an
+# analysis that needs UsageError takes it from evalsuite/errors.py, below the client)
+CLIENT_VALUES = ("evalsuite.client.exchange", "evalsuite.client.logprobs")
 # the run machinery: it calls endpoints, runs packs or parses the command line (every module of
 # run/, engines/ and serve/, sweep.py among them; the client's sending half; the audited judge)
 RUN_MACHINERY = ("evalsuite.cli", "evalsuite.judge") + tuple(
@@ -197,10 +198,11 @@ def test_the_room_glob_fails_on_a_folder_without_modules():
 
 def test_the_core_is_rooms_and_a_handful_of_modules():
     """`ls evalsuite/` shows the rooms (packages) and the modules that stand alone: the CLI, the
-    Python API, the audited judge (asked by run, regrade and the API) and the speculation counters
-    (the analyses read their manifest sentences, so they sit outside engines/ and run/). In
+    Python API, the audited judge (asked by run, regrade and the API), the speculation counters
+    (the analyses read their manifest sentences, so they sit outside engines/ and run/) and the
+    error of bad usage (every floor of the core raises it, so it sits below them all). In
     analysis/, no file name prefix is shared by three or more modules: such a group is a room."""
-    assert {p.stem for p in ROOT.glob("*.py")} == {"__init__", "api", "cli", "judge", "speculation"}
+    assert {p.stem for p in ROOT.glob("*.py")} == {"__init__", "api", "cli", "errors", "judge", "speculation"}
     rooms = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
     assert {"run", "client", "svg", "engines", "serve", "store", "lossless", "pages", "analysis"} <= rooms
     prefixes: dict[str, list[str]] = {}
@@ -295,3 +297,18 @@ def test_the_page_pieces_and_the_diff_reader_stand_between_analysis_and_lossless
                      for t in graph[m] if in_floor(t, "evalsuite.lossless")}
     assert into_lossless and {t for _, t in into_lossless} == {"evalsuite.lossless.diff_json"}, into_lossless
     assert not {t for t in graph["evalsuite.lossless.html"] if in_floor(t, "evalsuite.analysis")}
+
+
+def test_the_usage_error_sits_below_the_analyses_and_the_client():
+    """Issue 42 #5: UsageError lived in client/errors.py, so regrade (an analysis) imported the
+    client. Its home, evalsuite/errors.py, imports nothing of the suite; no analysis imports
+    client/errors.py; the client's name for it is the same class."""
+    graph = import_graph()
+    assert graph["evalsuite.errors"] == set()
+    assert "evalsuite.errors" in graph["evalsuite.analysis.regrade"]
+    readers = {m for m in analyses(graph) if m not in ASK_ENDPOINTS and "evalsuite.client.errors" in reachable(graph, m)}
+    assert not readers, readers
+    from evalsuite.client import errors as client_errors
+    from evalsuite.errors import UsageError
+
+    assert client_errors.UsageError is UsageError

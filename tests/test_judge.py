@@ -214,7 +214,7 @@ def test_show_counts_judge_decided_items_apart(fake_judge, tmp_path, run_cli):
     assert "accuracy  33.3%" in r.stdout                       # the rules' figure is unchanged
     assert "judge: 2 item(s) judged (2 correct, 0 incorrect, 0 undecided; 2 differ from the rules)" in r.stdout
     assert "m/1\trules: unextracted\tjudge: correct" in r.stdout
-    data = json.loads(run_cli("show", run_dir, "--json").stdout)
+    data = json.loads(run_cli("show", run_dir, "--format", "json").stdout)
     assert data["judge"]["n_judged"] == 2 and data["n_correct"] == 1
 
 
@@ -262,7 +262,7 @@ def test_report_lists_judge_decided_items_apart(fake_judge, tmp_path, run_cli):
     run_dir = judged_run(tmp_path / "a", {"m/0": "correct", "m/1": "unextracted"})
     fake_judge.mode = "incorrect"
     judge_run_folder(run_dir, settings(fake_judge))
-    r = run_cli("report", run_dir, "-o", tmp_path / "report.html")
+    r = run_cli("report", run_dir, "--html", tmp_path / "report.html")
     assert r.returncode == 0, r.stderr
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "Judge-decided items (for review)" in page and "1 judged (0 correct, 1 incorrect, 0 undecided)" in page

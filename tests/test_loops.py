@@ -69,7 +69,11 @@ def test_looped_in_show_summary_and_compare(tmp_path):
     assert summary["looped"][0]["id"] == "main/1" and summary["looped"][0]["unit"] == " So the answer is 7."
     text = format_summary(summary)
     assert "truncated 2 (1 looped)" in text and "main/1: 25× ' So the answer is 7.'" in text
-    assert "(4,096 completion tokens)" in text
+    assert "(~4,096 per item, 4,096 completion tokens in all)" in text
+    # the run's max_tokens, per item: a sum over the items read as a wrong cap (issue 42)
+    eight = [rec(f"main/{n}", "truncated", answer=REPEATED_SENTENCE, completion_tokens=256) for n in range(8)]
+    capped = format_summary(summarize({"pack": "gsm8k"}, eight, categories={}), {"decoding": {"max_tokens": 256}})
+    assert "looped: 8 truncated item(s) end in a repeated tail until max_tokens (256 per item, 2,048 completion tokens in all)" in capped
     base = make_run(tmp_path / "a", records=[rec(r["id"], "correct") for r in records], label="Q8_0")
     cand = make_run(tmp_path / "b", records=records, label="IQ2_XS")
     out, err = io.StringIO(), io.StringIO()
@@ -103,7 +107,7 @@ def test_show_and_the_finished_runs_summary_json_count_looped(tmp_path, run_cli)
     out = run_cli("show", folder)
     assert out.returncode == 0, out.stderr
     assert "truncated 2 (1 looped)" in out.stdout and "main/1: 40×" in out.stdout
-    data = json.loads(run_cli("show", folder, "--json").stdout)
+    data = json.loads(run_cli("show", folder, "--format", "json").stdout)
     assert data["n_looped"] == 1 and data["looped"][0]["id"] == "main/1"
     manifest = json.loads((folder / "manifest.json").read_text())
     summary = finish_run(folder, manifest, [r["id"] for r in records], "finished")

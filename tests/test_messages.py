@@ -59,7 +59,6 @@ def test_unreachable_says_offline_and_why():
 
 
 def test_download_from_an_unreachable_host_says_offline_use_data_dir():
-    pytest.importorskip("datasets", reason="the datasets library reads URLs")
     from evalsuite.tasks import BadDataError
     from evalsuite.tasks._exam import read_jsonl
 

@@ -11,7 +11,6 @@ import sys
 import time
 from collections import Counter
 
-import pytest
 from runfactory import make_run, rec
 
 from evalsuite.store import load_run
@@ -53,7 +52,6 @@ def _cli(*args: str, env_extra: dict | None = None, timeout: float = 180) -> sub
 
 
 def test_offline_without_data_dir_fails_fast_and_says_offline_first(tmp_path):
-    pytest.importorskip("datasets")
     from fault_server import FaultServer
 
     hub = f"http://127.0.0.1:{free_port()}"     # a hub that refuses connections, as offline
@@ -104,23 +102,41 @@ def test_limit_on_a_stratified_preset_keeps_its_strata(data_dir, tmp_path):
     from evalsuite.run.settings import RunSettings
     from evalsuite.tasks.presets import AGIEVAL_ZH1200_SUBSETS
 
-    settings = RunSettings(pack="agieval-zh1200", endpoints=("http://x/v1",), run_dir=tmp_path / "r",
-                           data_dir=data_dir, limit=30)
-    _, items, _ = load_items(settings)
+    def limited(pack: str, limit: int | None):
+        return load_items(RunSettings(pack=pack, endpoints=("http://x/v1",), run_dir=tmp_path / "r", data_dir=data_dir,
+                                      limit=limit, quiet=True))[1]
+
+    items = limited("agieval-zh1200", 30)
     counts = Counter(i.subset for i in items)
     assert len(items) == 30 and set(counts) == set(AGIEVAL_ZH1200_SUBSETS), counts
     assert sorted(counts.values()) == [3, 3, 4, 4, 4, 4, 4, 4]
-    # the same items every time, in the preset's order, each the first of its subset's share
-    _, whole, _ = load_items(RunSettings(pack="agieval-zh1200", endpoints=("http://x/v1",), run_dir=tmp_path / "r",
-                                         data_dir=data_dir))
-    order = [i.id for i in whole]
+    # in the preset's order, the same items every time (issue 42: a seeded sample inside each
+    # subset, not its first items; a preset is made with seed 0 and refuses another)
+    order = [i.id for i in limited("agieval-zh1200", None)]
     assert [i.id for i in items] == sorted((i.id for i in items), key=order.index)
-    for subset, n in counts.items():
-        assert [i.id for i in items if i.subset == subset] == [i.id for i in whole if i.subset == subset][:n]
+    assert [i.id for i in limited("agieval-zh1200", 30)] == [i.id for i in items]
     # a plain pack keeps "the first N"
-    _, plain, _ = load_items(RunSettings(pack="gsm8k", endpoints=("http://x/v1",), run_dir=tmp_path / "r",
-                                         data_dir=data_dir, limit=5))
-    assert [i.id for i in plain] == [f"test/{n}" for n in range(5)]
+    assert [i.id for i in limited("gsm8k", 5)] == [f"test/{n}" for n in range(5)]
+
+
+def test_limit_on_an_exam_pack_samples_every_subject(data_dir, tmp_path, capsys):
+    """Issue 42: `--limit 30` on an exam pack took 30 items of its first subject (all aqua-rat, all
+    accountant); now a seeded sample spread over the subjects, said before the run."""
+    from evalsuite.run.items import load_items
+    from evalsuite.run.settings import RunSettings
+
+    for pack in ("agieval", "ceval"):
+        whole = load_items(RunSettings(pack=pack, endpoints=("http://x/v1",), run_dir=tmp_path / "r", data_dir=data_dir,
+                                       quiet=True))[1]
+        subjects = {i.subset for i in whole}
+        items = load_items(RunSettings(pack=pack, endpoints=("http://x/v1",), run_dir=tmp_path / "r", data_dir=data_dir,
+                                       limit=30))[1]
+        covered = Counter(i.subset for i in items)
+        assert len(items) == 30 and len(covered) == min(30, len(subjects)), covered
+        assert max(covered.values()) - min(covered.values()) <= 1
+        said = capsys.readouterr().err
+        assert f"--limit 30: 30 of {len(whole):,} items, a sample seeded by --seed 0 spread over {len(covered)} of the " \
+               f"{len(subjects)} subsets" in said, said
 
 
 def test_show_prints_the_subset_row_of_a_one_subset_run_with_categories():
@@ -145,7 +161,6 @@ def test_show_prints_the_subset_row_of_a_one_subset_run_with_categories():
 # ----------------------------------------------------------------------------- #9 gallery
 
 def test_gallery_says_what_the_safe_renderer_removed_and_why_an_svg_is_invalid(tmp_path):
-    pytest.importorskip("cairosvg")
     from test_svg_grader import NS
     from test_svg_render import svg_run
 
@@ -212,8 +227,22 @@ def test_limit_items_spreads_over_subsets_without_data():
     from evalsuite.tasks.pack import Item
 
     items = [Item(f"{s}/{n}", s, "q", "A") for s in ("a", "b", "c") for n in range(5)]
-    assert [i.id for i in limit_items(items, 7, stratified=True)] == \
-        ["a/0", "a/1", "a/2", "b/0", "b/1", "c/0", "c/1"]
-    assert [i.id for i in limit_items(items, 3)] == ["a/0", "a/1", "a/2"]       # a plain pack: the first N
+    seven = limit_items(items, 7)
+    assert sorted(Counter(i.subset for i in seven).values()) == [2, 2, 3]
+    assert [i.id for i in seven] == [i.id for i in items if i in seven]          # in the set's order
+    assert limit_items(items, 7) == seven and limit_items(items, 7, seed=1) != seven
+    assert [i.id for i in limit_items(items[:5], 3)] == ["a/0", "a/1", "a/2"]   # one subset: the first N
+    assert {i.subset for i in limit_items(items, 2)} < {"a", "b", "c"}            # fewer than the subsets: 2 of them
     uneven = [Item("a/0", "a", "q", "A")] + [Item(f"b/{n}", "b", "q", "A") for n in range(5)]
-    assert [i.id for i in limit_items(uneven, 4, stratified=True)] == ["a/0", "b/0", "b/1", "b/2"]
+    took = limit_items(uneven, 4)
+    assert [i.id for i in took][0] == "a/0" and Counter(i.subset for i in took) == {"a": 1, "b": 3}
+
+
+def test_the_summary_of_a_limited_run_names_the_subsets_it_covered():
+    from evalsuite.analysis.summary import format_summary, summarize
+
+    records = [rec(f"{s}/{n}", "correct") | {"subset": s} for s in ("accountant", "law", "physics") for n in range(2)]
+    manifest = {"pack": "ceval", "load": {"limit": 6, "seed": 0}}
+    text = format_summary(summarize(manifest, records, categories={}), manifest)
+    assert "--limit 6: items from 3 subsets: accountant, law, physics" in text
+    assert "--limit" not in format_summary(summarize({"pack": "ceval"}, records, categories={}), {"pack": "ceval"})

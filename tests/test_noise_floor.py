@@ -45,7 +45,7 @@ def test_diff_aa_option_reads_a_repeat(run_cli, tmp_path, data_dir):
         _lossless(run_cli, tmp_path, data_dir, base.url, worse.url, "l")
     root = tmp_path / "l"
     out = tmp_path / "d.json"
-    proc = run_cli("diff", root / "baseline", root / "candidate", "--aa", root / "baseline-repeat", "--json", out)
+    proc = run_cli("diff", root / "baseline", root / "candidate", "--aa-run", root / "baseline-repeat", "--json", out)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(out.read_text())
     assert data["noise_floor"]["verdict"] == "beyond" and "noise floor (A/A" in proc.stdout

@@ -178,7 +178,6 @@ def test_the_suite_file_of_200_own_questions_loads_with_four_kinds():
 
 
 def test_hub_loader_reads_a_local_dataset_folder_and_records_its_fingerprint(tmp_path, monkeypatch):
-    pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "myset"
     folder.mkdir()
@@ -192,7 +191,6 @@ def test_hub_loader_reads_a_local_dataset_folder_and_records_its_fingerprint(tmp
 
 
 def test_hub_offline_error_says_offline(tmp_path, monkeypatch):
-    pytest.importorskip("datasets")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))

@@ -72,7 +72,7 @@ def test_200_own_questions_end_to_end(llama_server, run_cli, tmp_path):
     assert gate.returncode == 0, gate.stdout + gate.stderr
     diff = run_cli("diff", tmp_path / "a", tmp_path / "b", "--fail-on", "real")
     assert diff.returncode == 0, diff.stdout + diff.stderr
-    report = run_cli("report", tmp_path / "a", tmp_path / "b", "-o", tmp_path / "report.html")
+    report = run_cli("report", tmp_path / "a", tmp_path / "b", "--html", tmp_path / "report.html")
     assert report.returncode == 0 and "Judge-decided items" in (tmp_path / "report.html").read_text()
     import evalsuite
 

@@ -62,7 +62,6 @@ def report_page(tmp_path: Path) -> Path:
 
 
 def gallery_page(tmp_path: Path) -> Path:
-    pytest.importorskip("cairosvg", reason="cairosvg is needed to render")
     from test_svg_grader import PELICAN
 
     from evalsuite.analysis.gallery import write_gallery

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from fault_server import FaultServer, prompt_key
 
+from evalsuite.analysis.stats import wilson
 from evalsuite.run.progress import Progress, clock
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
@@ -93,6 +94,9 @@ def test_plain_lines_when_not_a_terminal_and_nothing_when_quiet(data_dir, tmp_pa
     assert re.fullmatch(rf"{n}/{n} \| acc 100\.0% \| errors 0 \| retrying 0 \| out tok/s [\d,]+ \| ETA 0m00s", lines[-1])
     assert quiet.returncode == 0, quiet.stderr
     assert not any(" | acc " in line for line in quiet.stderr.splitlines()), quiet.stderr
+    # -q hides the progress, not the result: one summary line and the run folder (issue 42)
+    assert quiet.stdout.strip() == f"gsm8k: accuracy 100.0% [{100 * wilson(n, n)[0]:.1f}, 100.0] ({n} correct of {n} items; 0 errors)"
+    assert f"run folder: {tmp_path / 'b'}" in quiet.stderr
 
 
 class _Endpoint:

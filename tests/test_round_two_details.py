@@ -45,13 +45,15 @@ def test_skip_bad_rows_says_which_and_keeps_them_in_the_manifest(tmp_path, data_
     assert "skipped bad rows (--skip-bad-rows): 2" in shown.stdout
 
 
-def test_quiet_run_says_no_run_folder_and_diff_has_quiet(tmp_path, data_dir, run_cli):
+def test_a_quiet_run_keeps_its_summary_line_and_folder_and_diff_has_quiet(tmp_path, data_dir, run_cli):
     with TokenStub(n_tokens=8) as stub:
         for name in ("a", "b"):
             proc = run_cli("run", "gsm8k", "--endpoint", stub.url, "--data-dir", data_dir, "--limit", 3,
                            "--logprobs", 2, "--run-dir", tmp_path / name, "-q")
             assert proc.returncode == 0, proc.stderr
-            assert "run folder" not in proc.stderr, proc.stderr
+            # issue 42 undid issue 25's silence: -q hides the progress, not the result
+            assert proc.stdout.startswith("gsm8k: accuracy") and proc.stdout.count("\n") == 1, proc.stdout
+            assert f"run folder: {tmp_path / name}" in proc.stderr, proc.stderr
             assert "draft counters" not in proc.stdout + proc.stderr and "vLLM" not in proc.stdout + proc.stderr
     quiet = run_cli("diff", tmp_path / "a", tmp_path / "b", "-q")
     assert quiet.returncode == 0, quiet.stderr

@@ -7,7 +7,6 @@ import inspect
 import re
 from pathlib import Path
 
-import click
 import pytest
 import typer
 
@@ -22,11 +21,8 @@ def run_command(monkeypatch, *args: str) -> tuple[int, list[RunSettings]]:
     given: list[RunSettings] = []
     monkeypatch.setattr(runner, "run", lambda settings: given.append(settings) or 0)
     monkeypatch.setattr("sys.argv", ["evalsuite", "run", *args])
-    command = typer.main.get_command(cli.app).commands["run"]
-    try:
-        code = command.main(args=list(args), prog_name="evalsuite run", standalone_mode=False) or 0
-    except click.exceptions.Exit as e:
-        code = e.exit_code
+    # as sweep runs it (cli._run_command): usage errors are one line and an exit code, not exceptions
+    code = cli._invoke(typer.main.get_command(cli.app).commands["run"], list(args), "evalsuite run")
     return code, given
 
 
@@ -79,8 +75,8 @@ def test_a_served_run_and_a_file_pack(settings_of):
 
 @pytest.mark.parametrize("args, message", [
     (("gsm8k", "--api", "foo"), "--api must be chat or completions, not 'foo'"),
-    (("gsm8k", "--extra-body", "[1]"), "--extra-body must be a JSON object"),
-    (("gsm8k", "--extra-body", "{bad"), "--extra-body is not valid JSON"),
+    (("gsm8k", "--extra-body", "[1]"), "--extra-body '[1]' must be a JSON object"),
+    (("gsm8k", "--extra-body", "{bad"), "--extra-body '{bad' is not valid JSON"),
     (("gsm8k", "--run-dir", "a", "--resume", "b"), "give either --run-dir or --resume, not both"),
     (("gsm8k", "--retry-errors"), "--retry-errors needs --resume RUN_DIR"),
     (("gsm8k", "--serve", "x {port}", "-e", "http://e/v1"), "give either --endpoint or --serve"),

@@ -210,7 +210,7 @@ def test_sampled_against_greedy_is_refused_with_the_reason(stub_runs, data_dir, 
     assert compare.returncode == 2 and "is sampled" in compare.stderr
     diff = evalsuite("diff", tmp_path / "greedy", stub_runs["base"])
     assert diff.returncode == 2 and "is sampled" in diff.stderr
-    report = evalsuite("report", stub_runs["base"], tmp_path / "greedy", "-o", tmp_path / "r.html")
+    report = evalsuite("report", stub_runs["base"], tmp_path / "greedy", "--html", tmp_path / "r.html")
     assert report.returncode == 2 and "is sampled" in report.stderr and not (tmp_path / "r.html").exists()
 
 
@@ -324,7 +324,7 @@ def test_real_llama_cpp_samples_differ_and_reproduce(llama_server, data_dir, tmp
 
 def test_report_of_sampled_runs_shows_pass_at_k_curves(stub_runs, tmp_path):
     page = tmp_path / "report.html"
-    r = evalsuite("report", stub_runs["base"], stub_runs["worse"], "-o", page)
+    r = evalsuite("report", stub_runs["base"], stub_runs["worse"], "--html", page)
     assert r.returncode == 0, r.stderr
     html = page.read_text()
     assert '<img alt="pass@k curves" src="data:image/png;base64,' in html

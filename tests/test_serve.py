@@ -266,7 +266,7 @@ def test_a_server_killed_twice_is_restarted_twice_and_nothing_is_lost_or_asked_t
     show = run_cli("show", folder)
     assert show.returncode == 0 and "server restarts: 2" in show.stdout, show.stdout
     page = tmp_path / "report.html"
-    report = run_cli("report", folder, "-o", page, "--samples", 0)
+    report = run_cli("report", folder, "--html", page, "--transcripts", 0)
     assert report.returncode == 0, report.stderr
     html = page.read_text()
     assert "Server restarts" in html and html.count("exited with code -9 (SIGKILL)") == 2

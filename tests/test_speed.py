@@ -262,7 +262,7 @@ def test_the_command_writes_the_table_json_and_page_and_compare_gives_the_speedu
     assert within(speedup, 2.0) and "faster" in line, line
     same = run_cli("speed", "--compare", a, a)
     assert same.returncode == 0 and "1.00x" in same.stdout
-    report = run_cli("report", a, b, "-o", tmp_path / "cmp.html")
+    report = run_cli("report", a, b, "--html", tmp_path / "cmp.html")
     assert report.returncode == 0, report.stderr
     html = (tmp_path / "cmp.html").read_text()
     assert "Speedups against slow" in html and "fast vs slow" in html

@@ -53,7 +53,7 @@ def test_svg_pack_end_to_end(llama_server, run_cli, tmp_path):
     assert sum(e["status"] == "no-svg" for e in index.values()) == no_svg
 
     page = tmp_path / "gallery.html"
-    shown = run_cli("gallery", *runs, "-o", page, "--size", "64", timeout=120)
+    shown = run_cli("gallery", *runs, "--html", page, "--size", "64", timeout=120)
     assert shown.returncode == 0, shown.stderr
     text = page.read_text()
     assert all(f"<h2>{i}</h2>" in text for i in manifest["item_ids"])

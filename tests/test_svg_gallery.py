@@ -12,8 +12,6 @@ from test_svg_render import RED_SQUARE, svg_run
 
 from evalsuite.svg.render import png_size
 
-pytest.importorskip("cairosvg", reason="cairosvg is needed to render")
-
 HOSTILE = f'```svg\n<svg {NS}><image href="file:///etc/passwd" width="5" height="5"/><script>alert(1)</script>' \
           '<rect width="5" height="5" fill="blue"/></svg>\n```'
 
@@ -74,9 +72,9 @@ def test_gallery_without_rendering_uses_only_what_is_there(two_runs, tmp_path):
 
 def test_gallery_command(two_runs, tmp_path, run_cli):
     out = tmp_path / "gallery.html"
-    done = run_cli("gallery", *two_runs, "-o", out, "--size", "64", timeout=120)
+    done = run_cli("gallery", *two_runs, "--html", out, "--size", "64", timeout=120)
     assert done.returncode == 0, done.stderr
     assert out.exists() and out.read_text().count("data:image/png;base64,") == 4
     assert (two_runs[1] / "renders" / "svg" / "traffic-light.png").exists()
-    bad = run_cli("gallery", tmp_path / "missing", "-o", out, timeout=60)
+    bad = run_cli("gallery", tmp_path / "missing", "--html", out, timeout=60)
     assert bad.returncode == 2 and "missing" in bad.stderr

@@ -7,14 +7,12 @@ import threading
 from typing import Any, Iterator
 
 import pytest
+from aiohttp import web
 
 from test_svg_grader import PELICAN
 from test_svg_render import svg_run
 
 from evalsuite.svg.judge import JUDGE_FILE, RUBRIC, parse_judge_reply, read_judge
-
-web = pytest.importorskip("aiohttp.web", reason="aiohttp is needed for the stub judge server")
-pytest.importorskip("openai", reason="the judge uses the openai SDK")
 
 
 @pytest.mark.parametrize("reply, expected", [

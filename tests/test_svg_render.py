@@ -8,14 +8,12 @@ import socket
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from test_svg_grader import NS, PELICAN, fifo_never_opened
 
 from evalsuite.svg.render import (MAX_DATA_URI_BYTES, RENDER_SIZE, png_size, read_render_index, render_in_process,
                                   render_path, render_run, render_svg)
-
-Image = pytest.importorskip("PIL.Image", reason="Pillow (a cairosvg dependency) is needed to read the PNGs")
-pytest.importorskip("cairosvg", reason="cairosvg is needed to render")
 
 RED_SQUARE = f"<svg {NS} viewBox='0 0 10 10'><rect x='2.5' y='2.5' width='5' height='5' fill='red'/></svg>"
 

@@ -40,5 +40,5 @@ def test_show_names_the_version_that_wrote_a_run_only_when_it_differs(run_cli, t
     shown = run_cli("show", older)
     assert shown.returncode == 0, shown.stderr
     assert f"written by evalsuite 0.0.7, read by {evalsuite.__version__}" in shown.stdout.splitlines()
-    as_json = json.loads(run_cli("show", older, "--json").stdout)
+    as_json = json.loads(run_cli("show", older, "--format", "json").stdout)
     assert as_json["suite_version"] == "0.0.7"

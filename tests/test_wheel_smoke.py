@@ -41,7 +41,7 @@ def test_a_failed_smoke_test_fails_ci_even_when_the_tests_pass():
     block = re.search(r"^tests_start=.*?^exit \"\$tests_rc\"$", text, re.S | re.M).group(0)
     stamp = 'ci_start=$(date +%s); stamp() { echo "[ci $(( $(date +%s) - ci_start )) s] $*"; }\n'
     for smoke_rc, pytest_rc, expected in ((1, 0, 1), (0, 0, 0), (1, 3, 3), (0, 3, 3)):
-        script = block.replace("python -m pytest --durations=15", f"(exit {pytest_rc})")
+        script = block.replace("python -m pytest -rs --durations=15", f"(exit {pytest_rc})")
         done = subprocess.run(["bash", "-c", f"set -euo pipefail\nsmoke_rc={smoke_rc}\n" + stamp + script],
                               capture_output=True, text=True)
         assert done.returncode == expected, (smoke_rc, pytest_rc, done.stdout, done.stderr)
@@ -61,7 +61,12 @@ def test_the_smoke_test_runs_every_command_on_every_claimed_python():
     assert cli <= commands, f"commands the wheel smoke test never runs: {sorted(cli - commands)}"
     runs = [" ".join(s.args) for s in steps if s.args[0] == "run"]
     assert any("--samples" in r for r in runs) and any("--logprobs" in r for r in runs)
-    assert any("--aa" in s.args for s in steps if s.args[0] == "diff")
+    assert any("--aa-run" in s.args for s in steps if s.args[0] == "diff")
+    # the grammar's new spellings, and one old spelling with its deprecation line (docs/cli.md)
+    args = [a for s in steps for a in s.args]
+    assert "-o" not in args and "--output" not in args and "--aa" not in [a for s in steps if s.args[0] == "diff" for a in s.args]
+    assert any(s.args[:1] == ["show"] and "--json" in s.args and any(x.startswith("deprecated:") for x in s.says)
+               for s in steps)
     gates = [" ".join(s.args) for s in steps if s.args[0] == "gate"]
     assert any("s1" in g for g in gates) and any("--equivalence-margin" in g for g in gates)
     # every documented exit code is one of the CLI's: 0 done, 1 failed / found, 2 bad input

@@ -1,4 +1,4 @@
-"""`evalsuite gallery RUN... -o gallery.html`: several runs' SVG renders side by side per prompt.
+"""`evalsuite gallery RUN... --html gallery.html`: several runs' SVG renders side by side per prompt.
 
 One self-contained HTML file (templates/gallery.html.j2): PNG renders embedded as base64
 data: URIs, inline CSS, no script, and a Content-Security-Policy that allows only data:

@@ -42,7 +42,7 @@ def format_judge_summary(js: Mapping[str, Any] | None, limit: int = 50) -> str:
     for i in js["items"][:limit]:
         lines.append(f"  {i['id']}\trules: {i['outcome']}\tjudge: {i['judge']}\t{i['reason']}")
     if len(js["items"]) > limit:
-        lines.append(f"  ... {len(js['items']) - limit} more (evalsuite show --json)")
+        lines.append(f"  ... {len(js['items']) - limit} more (evalsuite show --format json)")
     return "\n".join(lines)
 
 

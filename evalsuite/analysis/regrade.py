@@ -119,7 +119,7 @@ def regrade_main(run_dir: Path, data_dir: Path | None = None, json_out: Path | N
     import json
     import sys
 
-    from ..client.errors import UsageError
+    from ..errors import UsageError
     from ..store import RunFolderError
     from .outputs import OutputError, check_writable
 

@@ -1,4 +1,4 @@
-"""`evalsuite report RUN… -o report.html [--diff DIFF_JSON]`: one self-contained HTML page.
+"""`evalsuite report RUN… --html report.html [--diff DIFF_JSON]`: one self-contained HTML page.
 
 The page holds the comparison tables (accuracy, McNemar, per subset, reasoning length), the
 verdict, the plots embedded as base64 PNGs, sample transcripts with the reasoning folded in
@@ -121,9 +121,9 @@ def divergences(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CompareError(f"diff JSON {path} cannot be read ({e})") from None
+        raise CompareError(f"--diff {path}: cannot be read as a diff's JSON ({e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("counts"), dict):
-        raise CompareError(f"diff JSON {path} has no top-level 'counts' object")
+        raise CompareError(f"--diff {path}: not a diff's JSON (no top-level 'counts' object; `evalsuite diff --json` writes one)")
     items = data.get("items") if isinstance(data.get("items"), list) else []
     shown = sort_divergences([i for i in items if isinstance(i, dict) and is_divergence(i)])
     from ..lossless.diff_json import drift_view
@@ -201,7 +201,7 @@ def report_main(
     from .outputs import OutputError, check_writable
 
     try:
-        check_writable(output, "--output")
+        check_writable(output, "--html")
         runs = load_runs(paths)
         if diff:
             from ..lossless.diff_json import diff_json_mismatch_any

@@ -230,6 +230,11 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     if serving:
         lines.append("; ".join(serving))
     subsets = summary.get("subsets") or []
+    limit = ((manifest or {}).get("load") or {}).get("limit")
+    if limit and len(subsets) > 1:   # which subsets a --limit sample covered (issue 42)
+        names = [s["subset"] for s in subsets]
+        lines.append(f"--limit {limit}: items from {len(names)} subsets: " + ", ".join(names[:12])
+                     + (f" and {len(names) - 12} more (the table below)" if len(names) > 12 else ""))
     # one subset is shown too when categories follow: a category row alone hides what it holds
     if len(subsets) > 1 or (subsets and summary.get("categories")):
         width = max(len("subset"), *(len(s["subset"]) for s in subsets))
@@ -270,8 +275,12 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     if summary.get("looped"):
         loops = summary["looped"]
         tokens = sum(x["completion_tokens"] or 0 for x in loops)
+        # per item: the sum over the looped items read as a wrong max_tokens (issue 42)
+        cap = ((manifest or {}).get("decoding") or {}).get("max_tokens")
+        each = f"{cap:,} per item" if isinstance(cap, int) else (f"~{tokens / len(loops):,.0f} per item" if tokens else "")
+        spent = ", ".join(x for x in (each, f"{tokens:,} completion tokens in all" if tokens else "") if x)
         lines.append(f"looped: {len(loops)} truncated item(s) end in a repeated tail until max_tokens"
-                     + (f" ({tokens:,} completion tokens)" if tokens else "") + "; e.g.")
+                     + (f" ({spent})" if spent else "") + "; e.g.")
         for x in loops[:3]:
             unit = x["unit"] if len(x["unit"]) <= 60 else x["unit"][:57] + "..."
             lines.append(f"  {x['id']}: {x['repeats']:.0f}× {unit!r}")
@@ -285,6 +294,18 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
 
         lines.append(format_judge_summary(summary["judge"]))
     return "\n".join(lines)
+
+
+def summary_line(summary: dict[str, Any]) -> str:
+    """The one line `run -q` prints: accuracy with its interval, the items, the errors."""
+    name = f"{summary.get('pack')}" + (f" ({summary['label']})" if summary.get("label") else "")
+    sampling = summary.get("sampling")
+    what = f"avg@{sampling['samples']}" if sampling else "accuracy"
+    counted = (f"{summary['n_correct']} correct of {summary.get('n_answers')} answers" if sampling
+               else f"{summary['n_correct']} correct of {summary['n_items']} items")
+    ci = _ci(summary["accuracy_ci95"])
+    return (f"{name}: {what} {_pct(summary['accuracy']).strip()}{' ' + ci if ci else ''} "
+            f"({counted}; {summary['n_errors']} errors)")
 
 
 def show_main(run_dir: Any, json_out: bool = False, echo: Any = print) -> int:

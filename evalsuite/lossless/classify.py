@@ -501,7 +501,7 @@ def _uncovered_cause(tokens: Sequence[Tok], record: dict[str, Any], drafted: flo
         n += 1
     where = f"they agree for {n} characters, then the text has {text[n:n + 12]!r} where the tokens spell {streamed[n:n + 12]!r}"
     cause = _gap_cause(tokens, record, drafted)[1]
-    rescore = (" `--rescore BASELINE_URL` can re-score the divergence" if record.get("prompt") else
+    rescore = (" `diff --rescore-url BASELINE_URL` (lossless: --rescore) can re-score the divergence" if record.get("prompt") else
                " (a chat run cannot be re-scored: the rendered chat template is not known client-side)")
     return f"the baseline's logprobs do not spell its text ({where}): {cause}; margin unknown;{rescore}"
 

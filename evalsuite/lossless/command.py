@@ -105,7 +105,8 @@ def run_settings(s: LosslessSettings, role: str, endpoint: str | None, folder: P
                        concurrency=concurrency, timeout=s.timeout, data_dir=s.data_dir, subsets=s.subsets,
                        limit=s.limit, label=role, quiet=s.quiet, stream=s.stream, argv=s.argv,
                        resume=resume, retry_errors=resume and s.retry_errors,
-                       serve=serve, serve_timeout=s.serve_timeout, max_restarts=s.max_restarts, samples=s.samples)
+                       serve=serve, serve_timeout=s.serve_timeout, max_restarts=s.max_restarts, samples=s.samples,
+                       endpoint_option="--candidate-endpoint" if role == "candidate" else "--baseline-endpoint")
 
 
 def diff_main(baseline: Any, candidate: Any, *, tau: float | None = None, precision: str | None = None,

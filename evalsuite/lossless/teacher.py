@@ -182,11 +182,11 @@ def teacher_forced(baseline: Any, endpoint: str, item_ids: Sequence[str], *, mod
             except EndpointError as e:
                 why_not = (f"{client.endpoint.url} refused a prompt-logprobs request ({e}): only vLLM (prompt_logprobs) "
                            "scores a given sequence; llama-server returns no prompt logprobs, so there only the "
-                           "divergence points can be re-scored (--rescore)")
+                           "divergence points can be re-scored (diff --rescore-url, lossless --rescore)")
                 break
             except (LookupError, ValueError) as e:
                 why_not = (f"{client.endpoint.url}: {e}; llama-server and llama-cpp-python return no prompt logprobs, "
-                           "so there only the divergence points can be re-scored (--rescore)")
+                           "so there only the divergence points can be re-scored (diff --rescore-url, lossless --rescore)")
                 break
             if scored is not None:
                 items.append(scored)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from ..client.exchange import Decoding, Request
-from ..client.errors import UsageError
+from ..errors import UsageError
 from .settings import RunSettings
 from ..store import SAMPLE_SEP
 
@@ -35,7 +35,12 @@ def load_items(settings: RunSettings, pack=None):
         settings = replace(settings, skipped_rows=tuple(opts.skipped))
         print(skipped_rows_line(opts.skipped), file=sys.stderr)
     if settings.limit is not None:
-        items = limit_items(items, settings.limit, stratified=is_stratified(settings))
+        whole = items
+        items = limit_items(whole, settings.limit, seed=settings.seed)
+        if not settings.quiet and len(items) < len(whole):
+            note = limit_note(whole, items, settings.limit, settings.seed)
+            if note:
+                print(note, file=sys.stderr)
     if settings.decoding.max_tokens is None:  # the pack's default, recorded in the manifest like any setting
         settings = replace(settings, decoding=replace(settings.decoding, max_tokens=pack.max_tokens))
     if not items:
@@ -57,32 +62,43 @@ def skipped_rows_line(skipped: Sequence[tuple[str, str]], shown: int = 5) -> str
             f"manifest's skipped_rows): {head}{more}")
 
 
-def is_stratified(settings: RunSettings) -> bool:
-    """A preset (its items spread over subsets by design) or a pack asked with --per-subset."""
-    from ..tasks.presets import PRESETS
+def limit_items(items: list, limit: int, seed: int = 0) -> list:
+    """At most `limit` items. Of a set with one subset, the first `limit` (a pack in its file's
+    order). Of several subsets (an exam pack, a preset, --per-subset), a sample spread evenly over
+    them, seeded: each subset gets limit // n_subsets items and limit % n_subsets of them, chosen by
+    the seed, one more; a subset with fewer items than its share leaves the rest to the others;
+    inside a subset the items are a seeded sample, not its first ones. Kept in the set's order.
+    Without this, `--limit 30` on an exam pack was 30 items of its first subject (issue 42)."""
+    import random
 
-    return settings.pack in PRESETS or settings.per_subset is not None
-
-
-def limit_items(items: list, limit: int, stratified: bool = False) -> list:
-    """The first `limit` items; of a stratified set, `limit` spread over its subsets instead:
-    one item of each subset in turn (subsets in the order they first appear, items in file
-    order), so each subset gets limit // n_subsets and the first subsets one more. Kept in the
-    set's order. Without this, `agieval-zh1200 --limit 30` was 30 items of its first subset."""
-    if not stratified or limit >= len(items):
-        return items[:limit]
     by_subset: dict[str, list[int]] = {}
     for n, item in enumerate(items):
         by_subset.setdefault(item.subset, []).append(n)
-    queues = list(by_subset.values())
-    chosen: list[int] = []
-    depth = 0
-    while len(chosen) < limit:
-        for queue in queues:
-            if depth < len(queue) and len(chosen) < limit:
-                chosen.append(queue[depth])
-        depth += 1
+    if limit >= len(items) or len(by_subset) <= 1:
+        return items[:limit]
+    rng = random.Random(f"evalsuite --limit, seed {seed}")   # a string seed: the same on every machine
+    groups = list(by_subset.values())
+    shares, left = [0] * len(groups), limit
+    while left > 0:
+        room = [g for g in range(len(groups)) if shares[g] < len(groups[g])]
+        each, extra = divmod(left, len(room))
+        lucky = set(rng.sample(room, extra))
+        for g in room:
+            taken = min(each + (g in lucky), len(groups[g]) - shares[g])
+            shares[g] += taken
+            left -= taken
+    chosen = [n for group, share in zip(groups, shares) for n in rng.sample(group, share)]
     return [items[n] for n in sorted(chosen)]
+
+
+def limit_note(whole: list, items: list, limit: int, seed: int) -> str | None:
+    """What --limit took of a set with several subsets (said before the run; `show` lists them)."""
+    subsets = {i.subset for i in whole}
+    if len(subsets) <= 1:
+        return None
+    covered = {i.subset for i in items}
+    return (f"--limit {limit}: {len(items)} of {len(whole):,} items, a sample seeded by --seed {seed} spread over "
+            f"{len(covered)} of the {len(subsets)} subsets")
 
 
 def jobs_of(items, samples: int) -> list[tuple[Any, int | None]]:

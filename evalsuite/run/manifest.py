@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import __version__
 from ..client.endpoint import now_iso, redact_url
-from ..client.errors import UsageError
+from ..errors import UsageError
 from .resume import resume_command
 from ..store import MANIFEST, MANIFEST_SCHEMA, RECORDS, read_manifest, read_records, record_key
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..client.endpoint import Endpoint, now_iso, redact_url
 from ..engines import apply_neutral_settings, interrupt_hint, models_wait_for_requests, start_examples
-from ..client.errors import EndpointError, UsageError
+from ..client.errors import EndpointError
+from ..errors import UsageError
 from .manifest import make_manifest, prepare_run_dir, resume_command
 from .progress import Progress
 from .items import find_pack, jobs_of, load_items
@@ -39,6 +40,7 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
     from ..client.endpoint import NotOpenAICompatible
 
     served: dict[str, list[str]] = {}
+    option = "the --serve server" if settings.serve else settings.endpoint_option
     for endpoint in endpoints:
         try:
             served[endpoint.url] = await asyncio.wait_for(endpoint.list_models(), timeout=min(30.0, settings.timeout))
@@ -48,12 +50,12 @@ async def preflight(settings: RunSettings, endpoints: list[Endpoint]) -> tuple[d
                                  f"named by --api-key-env") from None
             reason = e.message if isinstance(e, EndpointError) else "no answer within the timeout"
             if "DNS lookup" in reason:
-                raise UsageError(f"{reason}: the host name in --endpoint does not resolve. Check it (a typo, "
+                raise UsageError(f"{option} {endpoint.url}: {reason}: the host name does not resolve. Check it (a typo, "
                                  f"a VPN or /etc/hosts entry), or start a local server and pass "
-                                 f"--endpoint http://127.0.0.1:PORT/v1") from None
+                                 f"{option} http://127.0.0.1:PORT/v1") from None
             raise UsageError(
-                f"nothing answers at {endpoint.url} ({reason}). Start an OpenAI-compatible server first, e.g.\n"
-                + start_examples() + "or pass --endpoint http://HOST:PORT/v1") from None
+                f"nothing answers at {endpoint.url} ({option}: {reason}). Start an OpenAI-compatible server first, e.g.\n"
+                + start_examples() + f"  or pass {option} http://HOST:PORT/v1") from None
         except NotOpenAICompatible as e:
             raise UsageError(f"{endpoint.url} is not an OpenAI-compatible endpoint: tried GET {endpoint.url}/models "
                              f"(expecting JSON {{\"data\": [{{\"id\": ...}}]}}) and it answered {e}. "
@@ -277,11 +279,11 @@ async def _run_async(settings: RunSettings) -> int:
             print(f"\nstopped: {scheduler.stopped_reason}\nnothing recorded was lost; when the endpoint is back:\n  "
                   f"{resume_command(settings.argv, settings.run_dir)}", file=sys.stderr)
             return EXIT_STOPPED
-        if not settings.quiet:
-            from ..analysis.summary import format_summary
-            print(format_summary(summary, manifest))
-        if not settings.quiet:
-            print(f"run folder: {settings.run_dir}", file=sys.stderr)
+        from ..analysis.summary import format_summary, summary_line
+
+        # -q hides the progress, not the result: the summary's one line and the folder stay
+        print(summary_line(summary) if settings.quiet else format_summary(summary, manifest))
+        print(f"run folder: {settings.run_dir}", file=sys.stderr)
         if settings.decoding.temperature == 0:
             progress.greedy.warn()
         if summary["n_errors"]:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..client.exchange import Decoding
-from ..client.errors import RetryPolicy, UsageError
+from ..client.errors import RetryPolicy
+from ..errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class RunSettings:
     managed: Any = None          # its Supervisor, set by serve.serve_and_run while the run goes
     samples: int = 1     # answers per item (docs/sampling.md): sample j is asked with seed = decoding.seed + j
     skipped_rows: tuple[tuple[str, str], ...] = ()   # (where, why) of the rows --skip-bad-rows left out
+    endpoint_option: str = "--endpoint"   # the option that named the endpoints, for messages (lossless: --baseline-endpoint)
 
 
 def settings_from_options(
@@ -80,9 +82,9 @@ def settings_from_options(
         try:
             extra = json.loads(extra_body)
         except json.JSONDecodeError as e:
-            raise UsageError(f"--extra-body is not valid JSON: {e}") from None
+            raise UsageError(f"--extra-body {extra_body!r} is not valid JSON: {e}") from None
         if not isinstance(extra, dict):
-            raise UsageError("--extra-body must be a JSON object")
+            raise UsageError(f"--extra-body {extra_body!r} must be a JSON object")
     if serve and endpoint:
         raise UsageError("give either --endpoint or --serve, not both: --serve starts the server and asks it")
     if not serve and not endpoint and model:

@@ -37,7 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from ..client.errors import UsageError
+from ..errors import UsageError
 from .managed import LOG_NAME, ManagedServer
 from .supervisor import Supervisor
 

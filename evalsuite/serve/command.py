@@ -8,7 +8,7 @@ import shlex
 import socket
 from typing import Mapping, Sequence
 
-from ..client.errors import UsageError
+from ..errors import UsageError
 
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..client.errors import UsageError
+from ..errors import UsageError
 from .managed import something_listens
 
 # Named models shipped by a package: name -> (module, file in it, what installs it). The package is

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..client.endpoint import now_iso
-from ..client.errors import UsageError
+from ..errors import UsageError
 from .command import _redact_env, parse_command, redact_argv
 from .fingerprint import binary_version, fingerprints
 from .process_group import _kill_group, _parent_death_hook, group_alive

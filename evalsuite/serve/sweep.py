@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..client.errors import UsageError
+from ..errors import UsageError
 from ..store import MANIFEST, read_manifest, write_json_atomic
 
 SWEEP_FILE = "sweep.json"

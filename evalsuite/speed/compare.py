@@ -2,7 +2,7 @@
 whether it is beyond the run-to-run noise (the interval leaves 1.0 out).
 
     evalsuite compare spec-off.json spec-on.json         # or: evalsuite speed --compare A B
-    evalsuite report spec-off.json spec-on.json -o speed.html
+    evalsuite report spec-off.json spec-on.json --html speed.html
 
 Rows pair on (workload, test, pp, tg, depth, concurrency, cached). For t/s the speedup is
 B / A (above 1: B is faster); for the TTFT it is A / B (above 1: B answers sooner), so every

@@ -62,7 +62,7 @@ def write_page(path: str | Path, profiles: Sequence[Profile], title: str | None 
 
 def report_main(paths: Sequence[str | Path], output: str | Path, out: TextIO | None = None,
                 err: TextIO | None = None) -> int:
-    """`evalsuite report A.json [B.json ...] -o page.html`: 0 written, 2 unusable input."""
+    """`evalsuite report A.json [B.json ...] --html page.html`: 0 written, 2 unusable input."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
         profiles = [read_profile(p) for p in paths]

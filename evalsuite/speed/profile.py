@@ -46,7 +46,7 @@ async def choose_model(endpoint: SpeedEndpoint, wanted: str | None) -> str:
     try:
         models = await endpoint.models()
     except EndpointError as e:
-        raise UsageError(f"nothing usable answers at {endpoint.url}: {e.message}") from None
+        raise UsageError(f"nothing usable answers at {endpoint.url} (--endpoint): {e.message}") from None
     except Exception as e:   # NotOpenAICompatible and the like
         raise UsageError(f"{endpoint.url} is not an OpenAI-compatible endpoint: {e}") from None
     if wanted is None:

@@ -160,7 +160,7 @@ def test_rescore_gives_exact_margins_outside_the_recorded_top_k(tmp_path, data_d
     plain = diff(tmp_path, base_dir, cand_dir, "plain")
     bound = [i for i in plain["items"] if i["margin_is_bound"]]
     assert bound, "no candidate token fell outside the top-2: the test would prove nothing"
-    rescored = diff(tmp_path, base_dir, cand_dir, "rescored", "--rescore", baseline_server.url)
+    rescored = diff(tmp_path, base_dir, cand_dir, "rescored", "--rescore-url", baseline_server.url)
     by_id = {i["id"]: i for i in rescored["items"]}
     assert rescored["rescored"] >= len(bound) // 2
     exact = [by_id[i["id"]] for i in bound if not by_id[i["id"]]["margin_is_bound"]]
@@ -308,7 +308,7 @@ def test_perturbed_weights_leave_no_divergence_with_logprobs_undetermined(tmp_pa
 def test_teacher_forced_drift_is_said_unavailable_on_llama_server(tmp_path, data_dir, baseline_server):
     # llama-server returns no prompt logprobs: teacher-forced drift says so and why, the diff stands
     base_dir = run(tmp_path, data_dir, baseline_server.url, "base", n_items=3)
-    data = diff(tmp_path, base_dir, base_dir, "tf", "--teacher-forced", baseline_server.url)
+    data = diff(tmp_path, base_dir, base_dir, "tf", "--teacher-url", baseline_server.url)
     forced = data["teacher_forced"]
     assert forced["not_available"] and "--rescore" in forced["not_available"], forced
     assert forced["tokens"] == 0 and data["counts"]["identical"] == 3

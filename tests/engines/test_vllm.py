@@ -77,7 +77,7 @@ def test_teacher_forced_kl_equals_an_independent_transformers_computation(vllm_p
     model = tiny_hf(perturb=0.05)
     (cand,) = start_all(VllmServer(model))
     try:
-        data = diff(tmp_path, base_dir, base_dir, "tf", "--teacher-forced", cand.url, "--teacher-items", 4)
+        data = diff(tmp_path, base_dir, base_dir, "tf", "--teacher-url", cand.url, "--teacher-items", 4)
     finally:
         cand.stop()
     forced = data["teacher_forced"]

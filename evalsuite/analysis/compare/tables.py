@@ -288,7 +288,7 @@ def compare_main(
 
     try:
         if plots_dir is not None:
-            check_writable(plots_dir, "--plots", folder=True)
+            check_writable(plots_dir, "--plots-dir", folder=True)
         if json_path is not None:
             check_writable(json_path, "--json")
     except OutputError as e:

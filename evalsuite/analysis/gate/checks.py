@@ -42,11 +42,11 @@ def read_diff_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise GateInputError(f"diff JSON {path} does not exist") from None
+        raise GateInputError(f"--diff {path}: no such file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise GateInputError(f"diff JSON {path} cannot be read ({e})") from None
+        raise GateInputError(f"--diff {path}: cannot be read as a diff's JSON ({e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("counts"), dict):
-        raise GateInputError(f"diff JSON {path} has no top-level 'counts' object")
+        raise GateInputError(f"--diff {path}: not a diff's JSON (no top-level 'counts' object; `evalsuite diff --json` writes one)")
     return data
 
 
@@ -57,7 +57,7 @@ def diff_counts(data: dict[str, Any], path: Path, required: tuple[str, ...] = ("
     for key in required:
         value = counts.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise GateInputError(f"diff JSON {path}: counts.{key} must be a whole number, got {value!r}")
+            raise GateInputError(f"--diff {path}: counts.{key} must be a whole number, got {value!r}")
     return {k: v for k, v in counts.items() if k in DIFF_COUNT_KEYS and isinstance(v, int)}
 
 
