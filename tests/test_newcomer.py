@@ -62,7 +62,8 @@ def test_offline_without_data_dir_fails_fast_and_says_offline_first(tmp_path):
     start_up = time.monotonic() - started
     with FaultServer(default_answer="The answer is 0") as server:
         started = time.monotonic()
-        done = _cli("run", "gsm8k", "--endpoint", server.url, "--limit", "2", "--run-dir", str(tmp_path / "run"),
+        # (gsm8k's file ships in the package: MATH-500 is a hub pack)
+        done = _cli("run", "math500", "--endpoint", server.url, "--limit", "2", "--run-dir", str(tmp_path / "run"),
                     "--quiet", env_extra={"HF_ENDPOINT": hub, "HF_HOME": str(tmp_path / "hf")})
         elapsed = time.monotonic() - started
         assert server.completions == 0
@@ -88,7 +89,8 @@ def test_tasks_says_per_pack_where_the_data_would_come_from(tmp_path, data_dir):
         at = next(n for n, line in enumerate(lines) if line.split() and line.split()[0] == pack)
         return next(line.split("from:", 1)[1].strip() for line in lines[at + 1:at + 3] if "from:" in line)
 
-    assert origin(hub, "gsm8k").startswith("the hub")
+    assert origin(hub, "math500").startswith("the hub")
+    assert origin(hub, "gsm8k").startswith("the package's copy of the official file")   # the first command is offline
     assert origin(local, "gsm8k") == f"the local folder {data_dir} (gsm8k/test.jsonl)"
     assert origin(local, "ceval220-cmmlu200") == f"the local folder {data_dir} (ceval/val, cmmlu/test)"
     assert "lacks gsm8k/test.jsonl" in origin(empty, "gsm8k")
