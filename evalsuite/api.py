@@ -151,11 +151,16 @@ def gate(baseline: RunLike, candidate: RunLike, *, max_drop: float, alpha: float
     return evaluate(folder(baseline), folder(candidate), replace(settings, use_judge=use_judge))
 
 
-def diff(baseline: RunLike, candidate: RunLike, *, tau: float | None = None, precision: str | None = None):
-    """`evalsuite diff` as data: lossless.runs.DiffResult (.items, .counts, .to_dict())."""
+def diff(baseline: RunLike, candidate: RunLike, *, tau: float | None = None, precision: str | None = None,
+         aa: RunLike | None = None):
+    """`evalsuite diff` as data: lossless.runs.DiffResult (.items, .counts, .to_dict()), each flip
+    judged against the noise it can see (lossless/noise_scale.py; `aa`: a repeat of the baseline)."""
+    from .lossless.noise_scale import aa_floor, rescale
     from .lossless.runs import diff_runs, tau_for
 
-    return diff_runs(_run(baseline), _run(candidate), tau_for(tau, precision))
+    base = _run(baseline)
+    floor = None if aa is None else aa_floor(diff_runs(base, _run(aa), tau_for(tau, precision)).items)
+    return rescale(diff_runs(base, _run(candidate), tau_for(tau, precision)), floor)
 
 
 def discordant(a: RunLike, b: RunLike):

@@ -148,11 +148,17 @@ def _diff_main(baseline: Any, candidate: Any, *, tau: float | None, precision: s
         if rescore_endpoint:
             from .rescore import rescore_result
             result = rescore_result(result, runs[0], runs[1], rescore_endpoint, api_key_env)
-        code = exit_code(result, fail_on)
-        floor = None
+        from .noise_scale import aa_floor, rescale
+
+        floor = aa_result = None
         if aa is not None:      # the engine's own noise: the baseline against its repeat
+            aa_result = diff_runs(runs[0], load_diff_run(aa), tau_for(tau, precision))
+        # each flip judged against the noise the diff can see (noise_scale.py): the A/A floor, else its drift
+        result = rescale(result, None if aa_result is None else aa_floor(aa_result.items))
+        code = exit_code(result, fail_on)
+        if aa_result is not None:
             from .noise import noise_floor
-            floor = noise_floor(diff_runs(runs[0], load_diff_run(aa), tau_for(tau, precision)), result)
+            floor = noise_floor(rescale(aa_result), result)
     except (RunFolderError, DiffRefused, OutputError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -40,10 +40,11 @@ class ItemDrift:
     kl_max: float | None
     same_top1: float | None     # share of positions with the same most likely token
     dp_rms: float | None        # RMS of p_base - p_cand of the emitted token
+    lp_max: float | None = None  # the largest |lp difference| of a token both top-K lists hold
 
     def to_dict(self) -> dict[str, Any]:
         return {"prefix_tokens": self.prefix_tokens, "tokens": self.tokens, "kl_mean": self.kl_mean,
-                "kl_max": self.kl_max, "same_top1": self.same_top1, "dp_rms": self.dp_rms}
+                "kl_max": self.kl_max, "same_top1": self.same_top1, "dp_rms": self.dp_rms, "lp_max": self.lp_max}
 
 
 @dataclass
@@ -109,6 +110,9 @@ class PositionDrift:
     kl: Any        # float32[n]
     same: Any      # bool[n]
     dp: Any        # float32[n]
+    # per position, the largest |lp difference| over the tokens both lists hold (None: all 0):
+    # the scale of the engines' disagreement on an identical text (noise_scale.py)
+    dlp: Any = field(default=None, compare=False)
     # made by the same-numbers shortcut: KL and dp all 0, same all true (summarised then
     # knows the item's figures without four numpy reductions)
     zero: bool = field(default=False, compare=False)
@@ -144,10 +148,16 @@ class DriftSummary:
             return (f"drift: no common-prefix position had logprobs on both sides ({self.items} items); "
                     f"{self.divergences} divergence(s) in {self.walked_tokens} tokens walked in common")
         per = "-" if self.divergences_per_1000 is None else f"{self.divergences_per_1000:.3g}"
-        return (f"drift over {self.tokens} common-prefix tokens of {self.items} items: KL mean {self.kl_mean:.3g}, "
+        line = (f"drift over {self.tokens} common-prefix tokens of {self.items} items: KL mean {self.kl_mean:.3g}, "
                 f"median {self.kl_median:.3g}, p99 {self.kl_p99:.3g}, max {self.kl_max:.3g} nats (top-K + rest bucket); "
                 f"same top-1 {100 * self.same_top1:.2f}%; |Δp| mean {100 * self.dp_mean_abs:.3g}%, "
                 f"RMS {100 * self.dp_rms:.3g}%; {per} divergences per 1,000 tokens")
+        unmeasured = self.walked_tokens - self.tokens
+        if unmeasured > self.tokens:   # say plainly what the drift covers (a speculative server's drafted tokens)
+            line += (f"\n  the drift covers {self.tokens} of the {self.walked_tokens} tokens walked in common: "
+                     f"{unmeasured} came without logprobs on one side (llama-server sends none for accepted draft "
+                     "tokens), so it says nothing about those; the divergences and survival cover every token")
+        return line
 
     def survival_line(self) -> str:
         if not self.survival:
@@ -311,7 +321,9 @@ def position_drift(tb: Any, tc: Any, prefix: int, views: tuple[Any, Any] | None 
     top_b = key_b[np.arange(len(key_b)), np.argmax(np.where(key_b >= 0, pb, -1.0), axis=1)]
     top_c = key_c[np.arange(len(key_c)), np.argmax(np.where(key_c >= 0, pc_, -1.0), axis=1)]
     dp = np.exp(lpb[keep]) - np.exp(lpc[keep])
-    return PositionDrift(kl.astype(np.float32), top_b == top_c, dp.astype(np.float32))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dlp = np.where(listed & (q_common > 0), np.abs(np.log(p_common) - np.log(q_common)), 0.0).max(axis=1)
+    return PositionDrift(kl.astype(np.float32), top_b == top_c, dp.astype(np.float32), dlp.astype(np.float32))
 
 
 def common_prefix(tb: Any, tc: Any, views: tuple[Any, Any] | None = None) -> int:
@@ -422,10 +434,11 @@ def summarised(prefix: int, values: PositionDrift | None, diverged: bool
     if not n:
         return ItemDrift(prefix, 0, None, None, None, None), values, prefix, diverged
     if values.zero:             # what the reductions below give for all-0 KL and dp, all-true same
-        return ItemDrift(prefix, n, 0.0, 0.0, 1.0, 0.0), values, prefix, diverged
+        return ItemDrift(prefix, n, 0.0, 0.0, 1.0, 0.0, 0.0), values, prefix, diverged
     kl = values.kl.astype(np.float64)
     return (ItemDrift(prefix, n, float(kl.mean()), float(kl.max()), float(values.same.mean()),
-                      float(math.sqrt(float((values.dp.astype(np.float64) ** 2).mean())))),
+                      float(math.sqrt(float((values.dp.astype(np.float64) ** 2).mean()))),
+                      0.0 if values.dlp is None else float(values.dlp.max())),
             values, prefix, diverged)
 
 

@@ -10,11 +10,13 @@ mixed form), so partial UTF-8 bytes and re-tokenisation do not matter and tokens
 id; a token outside the top-20 is asked for again with the top-1000 (llama-server answers with
 up to the whole vocabulary), which turns a real divergence's bound margin into an exact one.
 
-Limits (docs/lossless.md): exact only for completions-API runs, where the prompt text is in the
+Limits (docs/lossless.md): exact for completions-API runs, where the prompt text is in the
 record and the server re-tokenises prompt + prefix the same way it generated it (true for a
 prefix that ends on a token boundary the tokenizer keeps; not guaranteed). For chat runs the
 rendered chat template is not known client-side and the OpenAI chat API cannot continue an
-assistant message, so those stay undetermined with that reason. A prefix holding "" tokens
+assistant message: on llama-server the server renders the messages itself (POST /apply-template,
+the rendering its chat endpoint uses) and the prefix follows as token ids; elsewhere those stay
+undetermined with that reason. A prefix holding "" tokens
 (bytes the server dropped) cannot be rebuilt either. This is the one analysis that calls a
 server; `evalsuite diff` does so only when asked.
 
@@ -55,6 +57,7 @@ class Rescorer:
         self.endpoint = Endpoint(endpoint, api_key, timeout, api="completions", stream=False)
         self.retry = retry or RetryPolicy(max_retries=3, max_total=120.0)
         self.loop = asyncio.new_event_loop()
+        self._rendered: dict[str, str | None] = {}   # messages -> the server's rendering of them
 
     def top(self, model: str | None, prompt: str | list[Any], extra_body: dict[str, Any],
             k: int = RESCORE_TOP) -> list[Alternative]:
@@ -81,6 +84,29 @@ class Rescorer:
         return [(str(a.get("token") or ""), a.get("id") if isinstance(a.get("id"), int) else None, float(a["logprob"]))
                 for a in entries[0].get("top") or () if isinstance(a.get("logprob"), (int, float))]
 
+    def rendered(self, messages: Any) -> str | None:
+        """The prompt text the server's chat endpoint makes of these messages (llama-server's
+        POST /apply-template), or None where the server has no such endpoint."""
+        import json
+        import urllib.request
+
+        from ..engines.base import root
+
+        if not isinstance(messages, list) or not messages:
+            return None
+        key = json.dumps(messages, sort_keys=True)
+        if key not in self._rendered:
+            request = urllib.request.Request(root(self.endpoint.base_url) + "/apply-template",
+                                             data=json.dumps({"messages": messages}).encode(),
+                                             headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=TIMEOUT_S) as reply:
+                    prompt = json.loads(reply.read(4 << 20)).get("prompt")
+            except Exception:   # no such endpoint (another engine), or not JSON: not re-scorable
+                prompt = None
+            self._rendered[key] = prompt if isinstance(prompt, str) else None
+        return self._rendered[key]
+
     def close(self) -> None:
         try:
             self.loop.run_until_complete(self.endpoint.close())
@@ -90,19 +116,26 @@ class Rescorer:
 
 def rescore_item(item: ItemDiff, base: dict[str, Any], cand: dict[str, Any], manifest: dict[str, Any],
                  rescorer: Rescorer) -> Rescore:
-    if manifest.get("api") != "completions":
-        return Rescore(None, None, "chat run: the rendered chat template is not known client-side and the chat API "
-                                   "cannot continue an assistant message, so it cannot be re-scored")
-    if item.token_index is None or item.baseline_token is None or item.candidate_token is None:
-        return Rescore(None, None, "no token-level divergence to re-score")
     tokens: list[Tok] = tokens_of(base) or []
-    prefix = tokens[:item.token_index]
+    prefix = tokens[:item.token_index or 0]
     bt, ct = item.baseline_token, item.candidate_token
     # With every id known (llama-server), continue the prompt with the exact token ids: partial
     # UTF-8 bytes and re-tokenisation stop mattering, and the tokens are matched by id.
-    by_id = bt.id is not None and ct.id is not None and all(t.id is not None for t in prefix)
+    by_id = (bt is not None and ct is not None and bt.id is not None and ct.id is not None
+             and all(t.id is not None for t in prefix))
+    text = base.get("prompt") or ""
+    if manifest.get("api") != "completions":
+        # a chat run: the server's own rendering of the messages (llama-server's /apply-template,
+        # the code its chat endpoint runs), continued by the generated token ids
+        text = rescorer.rendered(base.get("messages")) if by_id else None
+        if text is None:
+            return Rescore(None, None, "chat run: the rendered chat template is not known client-side (the server "
+                                       "has no /apply-template, or the tokens have no ids) and the chat API cannot "
+                                       "continue an assistant message, so it cannot be re-scored")
+    if item.token_index is None or bt is None or ct is None:
+        return Rescore(None, None, "no token-level divergence to re-score")
     if by_id:
-        prompt: str | list[Any] = [base.get("prompt") or "", *(t.id for t in prefix)]
+        prompt: str | list[Any] = [text, *(t.id for t in prefix)]
     else:
         if any(t.text == "" for t in prefix) or bt.text == "" or ct.text == "":
             return Rescore(None, None, "the prefix or a token holds partial UTF-8 bytes the server reported as '': "

@@ -75,6 +75,7 @@ class DiffResult:
     missing: tuple[str, ...] = ()            # ids recorded in only one run
     rescored: int = 0
     drift: Any = None                        # drift.DriftSummary over the common prefixes
+    noise_scale: dict[str, Any] | None = None   # noise_scale.rescale's figures (None: flips judged against tau)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -119,6 +120,7 @@ class DiffResult:
             "correctness_changes": sum(i.correctness_changed for i in self.items),
             "settings_notes": list(self.settings_notes), "missing": list(self.missing), "rescored": self.rescored,
             "drift": None if self.drift is None else _finite(self.drift.to_dict()),
+            "noise_scale": self.noise_scale,
             "items": [_finite(i.to_dict()) for i in self.items] if finite_items else [i.to_dict() for i in self.items],
         }
 
