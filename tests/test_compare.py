@@ -271,6 +271,10 @@ def test_faster_decode_but_more_tokens_is_slower_to_solve(tmp_path):
     # the reasoning table's row (the speed table's row above it starts with the name too)
     xxs_line = next(line for line in text.splitlines() if line.startswith("IQ3_XXS") and "(derived)" in line)
     assert f"×{time_ratio:.2f}" in xxs_line and "64% (derived)" in xxs_line and "×2.70 (median ×2.70, n=15)" in xxs_line
+    # completion tokens per item over every paired item, right or wrong, with its interval (issue 41)
+    tokens = cmp.tokens[0]
+    assert tokens.n == 20 and tokens.ratio == pytest.approx(2.7, rel=1e-3) and tokens.significant
+    assert tokens.interval() in xxs_line and cmp.to_dict()["tokens_per_item"][0]["ratio"]["n_items"] == 20
 
 
 # ---------------------------------------------------------------------------- sweeps

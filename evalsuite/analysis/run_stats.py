@@ -180,6 +180,14 @@ def paired_speed(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str
     return time, decode
 
 
+def paired_tokens(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]], ids: Sequence[str],
+                  alpha: float = 0.05) -> PairedRatio | None:
+    """Completion tokens per item of run b against run a, from the servers' `usage`: the paired ratio
+    over the items both answered with a count (the reasoning length a quant or a setting changes)."""
+    return paired_ratio("completion tokens", [_usage(a[i], "completion_tokens") for i in ids],
+                        [_usage(b[i], "completion_tokens") for i in ids], alpha)
+
+
 def paired_decode(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]], ids: Sequence[str],
                   decode_from: str | None, alpha: float = 0.05) -> PairedRatio | None:
     """The decode speed-up of run b over run a on the same requests: the paired ratio of the

@@ -90,6 +90,7 @@ class ItemDiff:
     candidate_rest: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     drift: Any = None                        # drift.ItemDrift over the common prefix (None: no logprobs)
+    scale: float | None = None               # the noise scale the margin was judged against (noise_scale.py; None: tau)
 
     def to_dict(self) -> dict[str, Any]:
         def tok(v: TokenView | None) -> dict[str, Any] | None:
@@ -119,6 +120,7 @@ class ItemDiff:
             "baseline_rest": list(self.baseline_rest), "candidate_rest": list(self.candidate_rest),
             "notes": list(self.notes),
             "drift": None if self.drift is None else self.drift.to_dict(),
+            "noise_scale": self.scale,
         }
 
 

@@ -95,19 +95,19 @@ def _rescaled(item: ItemDiff, scale: Scale, tau: float) -> ItemDiff:
     said = scale.words(tau)
     if item.margin_is_bound:
         if m > 2 * scale.value:
-            return dataclasses.replace(item, reason=f"{item.reason}; beyond 2 s, s = {said}")
-        return dataclasses.replace(item, verdict="suspicious", reason=(
+            return dataclasses.replace(item, reason=f"{item.reason}; beyond 2 s, s = {said}", scale=scale.value)
+        return dataclasses.replace(item, verdict="suspicious", scale=scale.value, reason=(
             f"{item.reason}: within 2 s, s = {said}, so not called real; re-score (--rescore-url) for the exact margin"))
     verdict = classify_margin(m, True, scale.value)
     if verdict not in FLIPS:
-        return item
+        return dataclasses.replace(item, scale=scale.value)
     words = {"near_tie": f"m {m:.2g} <= s, s = {said}: a near tie at the noise this pair shows, which can flip it",
              "suspicious": f"s < m {m:.2g} <= 2 s, s = {said}: larger than that noise should give",
              "real": f"m {m:.3g} > 2 s, s = {said}: the baseline clearly preferred its token"}[verdict]
     # the tau-scaled note "more than float noise" says nothing once the scale is the measured noise
     notes = tuple(n for n in item.notes if "more than float noise (tau" not in n)
     rescored = item.reason.split(": m ", 1)[0] + ": " if item.reason.startswith("re-scored on ") else ""
-    return dataclasses.replace(item, verdict=verdict, reason=rescored + words, notes=notes)
+    return dataclasses.replace(item, verdict=verdict, reason=rescored + words, notes=notes, scale=scale.value)
 
 
 def rescale(result: Any, floor: float | None = None) -> Any:

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from ...store import Run, bulky, load_run
 from ..paired import Paired, paired
-from ..run_stats import TIME_PER_ITEM, RunStats, decode_source, paired_speed, run_stats
+from ..run_stats import TIME_PER_ITEM, RunStats, decode_source, paired_speed, paired_tokens, run_stats
 
 class CompareError(ValueError):
     """Runs that cannot be compared (no items in common, a sweep key a run lacks, ...)."""
@@ -89,6 +89,9 @@ class Comparison:
     settings: tuple[Any, ...] = ()      # gate_settings.SettingsDifferences of runs[1:] each against runs[0]
     # runs[1:] each against runs[0], paired by item: (time per item, decode speed) run_stats.PairedRatio or None
     speed: tuple[tuple[Any, Any], ...] = ()
+    # runs[1:] each against runs[0]: completion tokens per item, paired (run_stats.PairedRatio or None):
+    # a quant that writes longer answers says so with its interval (docs/compare.md)
+    tokens: tuple[Any, ...] = ()
 
     @property
     def subset_names(self) -> list[str]:
@@ -107,6 +110,8 @@ class Comparison:
         out["speed"] = [{"run": run.name, "time_per_item": None if t is None else t.to_dict(),
                          "decode_speed": None if d is None else d.to_dict()}
                         for run, (t, d) in zip(self.runs[1:], self.speed)]
+        out["tokens_per_item"] = [{"run": run.name, "ratio": None if t is None else t.to_dict()}
+                                  for run, t in zip(self.runs[1:], self.tokens)]
         out["verdict"] = self.verdict()
         return out
 
@@ -148,8 +153,9 @@ def compare_runs(runs: Sequence[Run], alpha: float = 0.05) -> Comparison:
     pairs = tuple(paired(runs[0], r, alignment.ids, names[0], n) for r, n in zip(runs[1:], names[1:]))
     source = stats[0].tokens.tts_source   # one source for every run (above)
     speed = tuple(paired_speed(runs[0].by_id, r.by_id, alignment.ids, source, alpha, decode_from) for r in runs[1:])
+    tokens = tuple(paired_tokens(runs[0].by_id, r.by_id, alignment.ids, alpha) for r in runs[1:])
     return Comparison(alignment=alignment, runs=stats, pairs=pairs, alpha=alpha,
-                      settings=settings_against_first(runs, names), speed=speed)
+                      settings=settings_against_first(runs, names), speed=speed, tokens=tokens)
 
 
 def settings_against_first(runs: Sequence[Run], names: Sequence[str]) -> tuple[Any, ...]:

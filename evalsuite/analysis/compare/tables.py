@@ -58,7 +58,7 @@ def subset_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
 
 
 def reasoning_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
-    headers = ["run", "out tok mean", "median", "p90", "reasoning tok", "thinking share", "truncated",
+    headers = ["run", "out tok mean", "median", "p90", "out tok vs first (95% CI)", "reasoning tok", "thinking share", "truncated",
                "TTFT med (s)", "decode tok/s", "time/item med (s)", "total (s)", "time vs first",
                "correct/1k tok", "tok B/A (both right)"]
     rows = []
@@ -70,7 +70,9 @@ def reasoning_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
         speed = cmp.speed[i - 1][0] if 0 < i <= len(cmp.speed) else None   # paired by item, as the verdict
         time_vs = "(first)" if i == 0 else "n/a" if speed is None else fmt_ratio(speed.ratio)
         ratio = "" if i == 0 else _pair_ratio_words(cmp.pairs[i - 1])
-        rows.append([r.name, fmt_num(t.out_mean), fmt_num(t.out_median), fmt_num(t.out_p90),
+        tokens = cmp.tokens[i - 1] if 0 < i <= len(cmp.tokens) else None
+        tokens_vs = "(first)" if i == 0 else "n/a" if tokens is None else tokens.interval()
+        rows.append([r.name, fmt_num(t.out_mean), fmt_num(t.out_median), fmt_num(t.out_p90), tokens_vs,
                      fmt_num(t.reasoning_mean), share, fmt_pct(t.truncation_rate), fmt_num(t.ttft_median, 2),
                      fmt_num(t.decode_tps), fmt_num(t.tts_median, 2), fmt_num(t.tts_total, 1), time_vs,
                      fmt_num(t.correct_per_1k, 2), ratio])
