@@ -43,13 +43,13 @@ def modules_of(package: str) -> tuple[str, ...]:
 # module is placed in the floors' rules here, on purpose, not by accident of its folder.
 ROOMS = {
     "evalsuite.run": ("settings", "items", "records", "runner", "scheduler", "grading", "progress", "resume", "manifest"),
-    "evalsuite.client": ("endpoint", "exchange", "stream", "logprobs", "errors"),
+    "evalsuite.client": ("endpoint", "exchange", "stream", "logprobs", "errors", "phases"),
     "evalsuite.svg": ("render", "judge"),
     "evalsuite.analysis.gate": ("decide", "settings", "checks", "power", "junit"),
     "evalsuite.analysis.compare": ("comparison", "tables", "sweep"),
     "evalsuite.analysis.sampling": ("estimators", "compare", "report"),
     "evalsuite.speed": ("settings", "text", "prompts", "endpoint", "measure", "profile", "rows", "command",
-                        "sweep", "pack_sweep", "compare", "table", "html", "plots", "stats"),
+                        "sweep", "pack_sweep", "compare", "table", "html", "plots", "stats", "figures"),
 }
 # of the client, what analyses may import: the plain values of an exchange, logprob entries as
 # records keep them, the errors (UsageError among them); the rest sends requests

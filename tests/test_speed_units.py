@@ -11,7 +11,8 @@ import pytest
 from evalsuite.client.errors import UsageError
 from evalsuite.speed.compare import compare_profiles
 from evalsuite.speed.endpoint import EndpointError, Sample
-from evalsuite.speed.measure import BenchTest, Measured, aggregate, decode_rate, prefill_rate, rows_of
+from evalsuite.speed.figures import aggregate, decode_rate, prefill_rate, rows_of
+from evalsuite.speed.measure import BenchTest, Measured
 from evalsuite.speed.rows import Profile, ProfileError, Row, Soak, is_profile_file, read_profile, write_profile
 from evalsuite.speed.settings import SpeedSettings, check, parse_duration, parse_ints, parse_workloads
 from evalsuite.speed.stats import percentile, ratio, summarize
@@ -132,7 +133,8 @@ def test_a_profile_round_trips_through_json(tmp_path):
     assert back.rows == p.rows and back.soak == p.soak and back.label == "off"
     data = json.loads(path.read_text())
     assert data["kind"] == "evalsuite.speed" and data["rows"][1]["ci95"] is not None
-    assert data["soak"]["aggregate"] == {"mean": 55.0, "min": 50.0, "max": 60.0}
+    assert data["soak"]["aggregate"] == {"mean": 55.0, "median": 55.0, "p10": 51.0, "p90": 59.0, "min": 50.0,
+                                         "max": 60.0}
     (tmp_path / "other.json").write_text('{"counts": {}}')
     with pytest.raises(ProfileError, match="is not a speed profile"):
         read_profile(tmp_path / "other.json")
@@ -208,5 +210,5 @@ def test_tokens_read_in_one_block_get_no_decode_time_and_the_row_says_why():
     late = sample(ttft=0.1, last=0.1, tokens=9)          # every chunk stamped at the same instant
     pp, tg = rows_of(Measured(test, samples=[late, sample()], started=0.0, stream_ends=[1.0]), 0.0)
     assert tg.figure.values == (pytest.approx(20.0),)
-    assert any("1 request(s) without a decode time" in n for n in tg.notes), tg.notes
+    assert any("1 decode span(s) below the floor" in n for n in tg.notes) and tg.below_floor == 1, tg.notes
     assert any("1 request(s) read in clumps" in n for n in tg.notes), tg.notes

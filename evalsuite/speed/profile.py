@@ -20,7 +20,8 @@ from dataclasses import replace
 from typing import Callable
 
 from .endpoint import EndpointError, SpeedEndpoint, UsageError, api_key_from_env, engine_name, now_iso, redact_url
-from .measure import BenchTest, error_rows, make_prompts, rows_of, run_test
+from .figures import error_rows, rows_of
+from .measure import BenchTest, make_prompts, run_test
 from .prompts import Counter, PromptMaker
 from .rows import Profile, Row, Soak
 from .settings import SpeedSettings
@@ -164,7 +165,10 @@ def _progress(row: Row) -> str:
 async def run_soak(endpoint: SpeedEndpoint, settings: SpeedSettings, model: str, text, say: Echo, hold=None) -> Soak:
     """Hold the first --concurrency for --duration on the workload's pack prompts (each with its
     own numbered first line, so none is served from a cache), then stop: requests, failures,
-    restarts, and the aggregate t/s of each window of the run."""
+    restarts, and the aggregate t/s of each window of the run. A request still running at the
+    end is cut there and the tokens it streamed are counted (usage's tokens per chunk of the
+    finished requests, times its chunks); a window in which the server was down (requests failed,
+    no token came) is a gap, not a zero."""
     c, tg, duration = settings.concurrency[0], settings.tg[0], float(settings.duration_s)
     window = min(60.0, max(0.5, duration / 60))
     extra = dict(settings.extra_body)
@@ -172,9 +176,15 @@ async def run_soak(endpoint: SpeedEndpoint, settings: SpeedSettings, model: str,
     deadline = start + duration
     n_windows = max(1, int(duration / window + 0.999))
     tokens = [0.0] * n_windows
-    counts = {"requests": 0, "failed": 0, "tokens": 0}
+    chunks = [0] * n_windows           # chunks of finished requests without usage, and of cut ones
+    down = [False] * n_windows
+    counts = {"requests": 0, "failed": 0, "tokens": 0, "cut": 0, "usage_tokens": 0, "usage_chunks": 0, "no_usage": 0}
     number = itertools.count(1)
     tasks = text.tasks
+
+    def window_of(at: float) -> int | None:
+        k = int((at - start) / window)
+        return k if 0 <= k < n_windows else None
 
     async def stream() -> None:
         while time.perf_counter() < deadline:
@@ -183,35 +193,57 @@ async def run_soak(endpoint: SpeedEndpoint, settings: SpeedSettings, model: str,
                 continue
             n = next(number)
             content = f"Request {n}.\n" + tasks[(settings.seed + n) % len(tasks)]
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                break
             body = endpoint.body(model, content, tg, settings.ignore_eos, extra)
-            try:
-                async with asyncio.timeout(remaining + 1.0):
-                    sample = await endpoint.stream(body)
-            except TimeoutError:
-                break    # the soak's time is up: a request cut there is neither done nor failed
-            counts["requests"] += 1
+            sample = await endpoint.stream(body, cut_at=deadline)
+            if sample.cut:
+                counts["cut"] += 1
+            else:
+                counts["requests"] += 1
             if not sample.ok:
                 counts["failed"] += 1
+                k = window_of(sample.started + sample.total)
+                if k is not None and sample.error.kind in ("connection", "stream_broken", "timeout", "server_error"):
+                    down[k] = True
                 if sample.error.kind in ("connection",) and hold is None:
                     await asyncio.sleep(0.5)   # a server down: do not spin; every try is a failure counted
                 continue
-            counts["tokens"] += sample.completion_tokens or 0
+            if sample.completion_tokens is None:
+                counts["no_usage"] += not sample.cut
+                for t in sample.token_times:
+                    if (k := window_of(sample.started + t)) is not None:
+                        chunks[k] += 1
+                continue
+            counts["tokens"] += sample.completion_tokens
+            counts["usage_tokens"] += sample.completion_tokens
+            counts["usage_chunks"] += sample.chunks
             for t, weight in zip(sample.token_times, sample.chunk_tokens()):
-                k = int((sample.started + t - start) / window)
-                if 0 <= k < n_windows:
+                if (k := window_of(sample.started + t)) is not None:
                     tokens[k] += weight
 
     say(f"soak: concurrency {c}, tg {tg}, for {duration:g} s on {text.workload} prompts")
     await asyncio.gather(*(stream() for _ in range(c)))
     elapsed = min(time.perf_counter(), deadline) - start
-    series = []
+    notes = []
+    per_chunk = counts["usage_tokens"] / counts["usage_chunks"] if counts["usage_chunks"] else None
+    if per_chunk is None and (counts["no_usage"] or any(chunks)):
+        notes.append("the server sent no usage: no token counts, so no rates (never estimated from characters)")
+    if counts["cut"]:
+        notes.append(f"{counts['cut']} request(s) cut at the end: their streamed chunks counted at "
+                     + (f"{per_chunk:.2f} tokens a chunk (the finished requests' usage)" if per_chunk else "no rate"))
+    series: list[tuple[float, float | None]] = []
     for k in range(n_windows):
         end = min((k + 1) * window, elapsed)
         width = end - k * window
-        if width > 0.25 * window:
-            series.append((round(end, 3), tokens[k] / width))
+        if width <= 0.25 * window:
+            continue
+        counted = tokens[k] + (chunks[k] * per_chunk if per_chunk else 0.0)
+        if per_chunk is None or (down[k] and counted == 0):
+            series.append((round(end, 3), None))     # a gap: the server was down, or nothing was counted
+        else:
+            series.append((round(end, 3), counted / width))
+    if any(v is None for _, v in series) and per_chunk is not None:
+        notes.append(f"{sum(1 for _, v in series if v is None)} window(s) with the server down: gaps, left out "
+                     "of the mean")
     restarts = hold.restarts if hold is not None else 0
-    return Soak(duration, c, tg, counts["requests"], counts["failed"], restarts, window, tuple(series), counts["tokens"])
+    return Soak(duration, c, tg, counts["requests"], counts["failed"], restarts, window, tuple(series),
+                counts["tokens"] + round(sum(chunks) * per_chunk if per_chunk else 0), counts["cut"], tuple(notes))

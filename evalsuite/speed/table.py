@@ -19,6 +19,16 @@ def fmt_stat(s: Stat | None) -> str:
     return f"{s.mean:.2f}" + (f" ± {s.std:.2f}" if s.std is not None else "")
 
 
+def fmt_spread(s: Stat | None) -> str:
+    """The median with the 10th and 90th percentiles: what a skewed or clumped set of rates hides
+    from mean ± std."""
+    if s is None or s.median is None:
+        return ""
+    if s.n < 3:
+        return f"{s.median:.2f}"
+    return f"{s.median:.2f} [{s.p10:.2f}, {s.p90:.2f}]"
+
+
 def acceptance_text(row: Row) -> str:
     a = row.acceptance
     if row.test != "tg":
@@ -42,17 +52,23 @@ def notes_text(row: Row) -> str:
         out.append(f"TTFT p50 {row.ttft_p50_ms:.1f} / p99 {row.ttft_p99_ms:.1f} ms")
     if row.cached_tokens:
         out.append(f"{row.cached_tokens:.0f} cached")
+    if row.below_floor:
+        out.append(f"{row.below_floor} below the floor (left out)")
+    if row.test == "pp" and row.ttft_parts and row.ttft_parts.get("text"):
+        out.append(str(row.ttft_parts["text"]))
     if row.prompt_tokens is None and not row.error and row.runs:
         out.append("no usage")
     # the row's own notes, each by its head (the whole sentence is in the JSON and on the page)
-    out += [n.split(":")[0] for n in row.notes if not n.startswith(("partial", "the server sent no usage"))]
+    out += [n.split(":")[0] for n in row.notes if not n.startswith(("partial", "the server sent no usage"))
+            and "below the floor" not in n]
     return "; ".join(out)
 
 
 def profile_headers(profile: Profile) -> list[str]:
     several = len(profile.workloads) > 1
-    return (["model"] + (["workload"] if several else []) + ["test", "t/s", "aggregate t/s", "TTFR (ms)", "TTFT (ms)",
-                                                              "prefill (ms)", "acceptance", "notes"])
+    return (["model"] + (["workload"] if several else []) + ["test", "t/s", "median [p10, p90]", "agg decode t/s",
+                                                              "throughput t/s", "TTFR (ms)", "TTFT (ms)", "prefill (ms)",
+                                                              "acceptance", "notes"])
 
 
 def profile_cells(profile: Profile) -> list[list[str]]:
@@ -60,8 +76,9 @@ def profile_cells(profile: Profile) -> list[list[str]]:
     rows = []
     for r in profile.rows:
         rows.append([profile.name] + ([r.workload] if several else []) + [
-            r.name, fmt_stat(r.figure), fmt_stat(r.aggregate) if r.aggregate else "",
-            fmt(r.ttfr_ms), fmt(r.ttft_ms), fmt(r.prefill_ms), acceptance_text(r), notes_text(r)])
+            r.name, fmt_stat(r.figure), fmt_spread(r.figure), fmt_stat(r.aggregate_decode) if r.aggregate_decode else "",
+            fmt_stat(r.aggregate) if r.aggregate else "", fmt(r.ttfr_ms), fmt(r.ttft_ms), fmt(r.prefill_ms),
+            acceptance_text(r), notes_text(r)])
     return rows
 
 
@@ -69,7 +86,8 @@ def markdown(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """llama-bench's table: pipes, a header rule, figures right-aligned."""
     cells = [list(headers)] + [list(map(str, r)) for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    numeric = [i for i, h in enumerate(headers) if "t/s" in h or "(ms)" in h or h in ("speedup", "95% CI")]
+    numeric = [i for i, h in enumerate(headers) if "t/s" in h or "(ms)" in h or h in ("speedup", "95% CI",
+                                                                                        "median [p10, p90]")]
 
     def line(row: Sequence[str]) -> str:
         return "| " + " | ".join(c.rjust(w) if i in numeric else c.ljust(w)
@@ -94,9 +112,12 @@ def profile_table(profile: Profile) -> str:
 def soak_text(profile: Profile) -> str:
     s = profile.soak
     agg = s.aggregate
-    return (f"soak: {s.duration_s:g} s at concurrency {s.concurrency}, tg {s.tg}: {s.requests} requests, {s.failed} "
-            f"failed, {s.restarts} server restarts; aggregate t/s over {s.window_s:g}-s windows: mean {fmt(agg.mean)}, "
-            f"min {fmt(agg.min)}, max {fmt(agg.max)} ({len(s.series)} windows, {s.tokens} tokens)")
+    down = f", {s.down_windows} with the server down (gaps)" if s.down_windows else ""
+    cut = f", {s.cut} cut at the end" if s.cut else ""
+    return (f"soak: {s.duration_s:g} s at concurrency {s.concurrency}, tg {s.tg}: {s.requests} requests{cut}, {s.failed} "
+            f"failed, {s.restarts} server restarts; throughput t/s over {s.window_s:g}-s windows: mean {fmt(agg.mean)}, "
+            f"median {fmt(agg.median)}, min {fmt(agg.min)}, max {fmt(agg.max)} ({len(s.series)} windows{down}, "
+            f"{s.tokens} tokens)" + "".join(f"; {n}" for n in s.notes))
 
 
 def profile_csv(profile: Profile) -> str:
@@ -105,7 +126,7 @@ def profile_csv(profile: Profile) -> str:
     w.writerow(["model", "workload", "test", "pp", "tg", "depth", "concurrency", "runs", "mean", "std", "ci95_low",
                 "ci95_high", "unit", "aggregate", "prompt_tokens", "cached_tokens", "ttfr_ms", "ttft_ms", "prefill_ms",
                 "ttft_p50_ms", "ttft_p99_ms", "failed", "acceptance_rate", "acceptance_mean_length", "client_bound",
-                "partial", "error"])
+                "partial", "error", "median", "p10", "p90", "below_floor", "aggregate_decode"])
     for r in profile.rows:
         f, a = r.figure, r.acceptance
         w.writerow([profile.name, r.workload, r.name, r.pp, r.tg, r.depth, r.concurrency, r.runs,
@@ -113,7 +134,9 @@ def profile_csv(profile: Profile) -> str:
                     f.ci95[0] if f and f.ci95 else "", f.ci95[1] if f and f.ci95 else "", r.unit,
                     r.aggregate.mean if r.aggregate else "", r.prompt_tokens, r.cached_tokens, r.ttfr_ms, r.ttft_ms,
                     r.prefill_ms, r.ttft_p50_ms, r.ttft_p99_ms, r.failed, a.rate if a else "",
-                    a.mean_length if a else "", r.client_bound, r.partial, r.error or ""])
+                    a.mean_length if a else "", r.client_bound, r.partial, r.error or "",
+                    f.median if f else "", f.p10 if f else "", f.p90 if f else "", r.below_floor,
+                    r.aggregate_decode.mean if r.aggregate_decode else ""])
     return out.getvalue()
 
 
