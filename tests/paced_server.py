@@ -31,6 +31,8 @@ What it programs, each a figure the profile must find again:
   queue time of vLLM's histogram;
 - vLLM-style histograms at /metrics (sum and count of each request's queue time, prefill time
   and time to first token) and the generated-token counter;
+- `slow_every=N`: every N-th completion request (by the server's count) decodes `slow_factor`
+  times slower (a planted SLO miss; `served` says which);
 - `die_after=N`: the server stops (connections cut, nothing listening) on its N-th completion request;
 - `flood=True`: no pacing at all, every token event built before and written in one block (a
   server faster than any client: the client's CPU is then what limits the stream).
@@ -84,7 +86,8 @@ class PacedServer:
                  cache_block: int = 16, spec: tuple[int, float] | None = None, usage: bool = True,
                  with_tokenize: bool = True, timings: bool = False, role_chunk: bool = True, die_after: int | None = None,
                  decode_jitter: float = 0.0, flood: bool = False, port: int = 0, model: str = MODEL,
-                 jitter_seed: int = 0, slots: int | None = None):
+                 jitter_seed: int = 0, slots: int | None = None, slow_every: int | None = None,
+                 slow_factor: float = 4.0):
         self.prefill_rate, self.decode_rate, self.decode_halving = prefill_rate, decode_rate, decode_halving
         self.stream_slowdown, self.latency, self.context = stream_slowdown, latency, context
         self.prefix_cache, self.cache_block, self.spec, self.usage = prefix_cache, cache_block, spec, usage
@@ -92,6 +95,7 @@ class PacedServer:
         self.decode_jitter = decode_jitter   # each request's decode rate times 1 ± this (by its prompt's hash)
         self.jitter_seed = jitter_seed       # two servers with other seeds jitter the same prompt apart
         self.model, self.flood, self.slots = model, flood, slots
+        self.slow_every, self.slow_factor = slow_every, slow_factor
         self._slots: asyncio.Semaphore | None = None
         self.histograms = {"queue": [0.0, 0], "prefill": [0.0, 0], "ttft": [0.0, 0]}
         self.generated = 0
@@ -281,8 +285,12 @@ class PacedServer:
         return web.Response(text="\n".join(lines) + "\n")
 
     async def _complete(self, request: web.Request) -> web.StreamResponse:
+        # the server's own work (parsing, tokenizing, matching the cache) is inside the programmed
+        # round trip and prefill, not on top of them: on a loaded machine it is milliseconds
+        arrived = asyncio.get_running_loop().time()
         body = await request.json()
         self.completions += 1
+        slow = bool(self.slow_every and self.completions % self.slow_every == 0)   # by arrival
         if self.die_after is not None and self.completions >= self.die_after:
             self._die()
             await asyncio.sleep(3600)
@@ -290,7 +298,7 @@ class PacedServer:
         text = chatml(body.get("messages") or []) if chat else str(body.get("prompt", ""))
         ids = self.ids(text)
         max_tokens = int(body.get("max_tokens") or 16)
-        await asyncio.sleep(self.latency)
+        await asyncio.sleep(max(0.0, self.latency - (asyncio.get_running_loop().time() - arrived)))
         if len(ids) + max_tokens > self.context:
             return web.json_response({"error": {"message": f"This model's maximum context length is {self.context} tokens. "
                                                 f"However, you requested {len(ids) + max_tokens} tokens "
@@ -303,14 +311,16 @@ class PacedServer:
         self.flights.append(flight)
         self.active += 1
         try:
-            return await self._answer(request, body, chat, ids, max_tokens, asyncio.get_running_loop().time() - queued)
+            received = asyncio.get_running_loop().time()
+            return await self._answer(request, body, chat, ids, max_tokens, received - queued, slow, received)
         finally:
             self.active -= 1
             flight.ended = time.perf_counter()
             if self._slots is not None:
                 self._slots.release()
 
-    async def _answer(self, request, body, chat, ids, max_tokens, queue_s: float = 0.0) -> web.StreamResponse:
+    async def _answer(self, request, body, chat, ids, max_tokens, queue_s: float = 0.0,
+                      slow: bool = False, received: float | None = None) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         cached = self.cached(ids)
         self.remember(ids)
@@ -325,7 +335,7 @@ class PacedServer:
         async def send(event: dict) -> None:
             await response.write(b"data: " + json.dumps(event).encode() + b"\n\n")
 
-        t0 = loop.time()
+        t0 = loop.time() if received is None else received
         if stream and chat and self.role_chunk:
             await send(dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]))
         prefill = (len(ids) - cached) / self.prefill_rate
@@ -333,6 +343,8 @@ class PacedServer:
         jitter = 1.0
         if self.decode_jitter:
             jitter = 1 + self.decode_jitter * ((zlib.crc32(bytes(str(ids[:64]), "ascii"), self.jitter_seed) % 2001) / 1000.0 - 1)
+        if slow:
+            jitter *= self.slow_factor
         self.jitters.append(jitter)
         pieces = []
         if self.flood and stream:
@@ -367,7 +379,7 @@ class PacedServer:
         tokens = len(pieces)
         self.generated += tokens
         self.served.append({"prompt": len(ids), "cached": cached, "queue_s": queue_s, "prefill_s": prefill,
-                            "tokens": tokens})
+                            "tokens": tokens, "slow": slow})
         usage = {"prompt_tokens": len(ids), "completion_tokens": tokens, "total_tokens": len(ids) + tokens,
                  "prompt_tokens_details": {"cached_tokens": cached}}
         extra: dict[str, Any] = {}

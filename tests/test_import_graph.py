@@ -49,7 +49,8 @@ ROOMS = {
     "evalsuite.analysis.compare": ("comparison", "tables", "sweep"),
     "evalsuite.analysis.sampling": ("estimators", "compare", "report"),
     "evalsuite.speed": ("settings", "text", "prompts", "endpoint", "measure", "profile", "rows", "command",
-                        "sweep", "pack_sweep", "compare", "table", "html", "plots", "stats", "figures"),
+                        "sweep", "pack_sweep", "compare", "table", "html", "plots", "stats", "figures", "quantile", "load", "load_rows",
+                        "replay", "replay_rows"),
 }
 # of the client, what analyses may import: the plain values of an exchange, logprob entries as
 # records keep them, the errors (UsageError among them); the rest sends requests

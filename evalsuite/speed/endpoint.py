@@ -214,14 +214,19 @@ class SpeedEndpoint:
         return Counters(drafted, accepted, total(DRAFTS_SUFFIX), generated, histograms)
 
     def body(self, model: str, text: str, max_tokens: int, ignore_eos: bool, extra: Mapping[str, Any]) -> dict:
+        return self.body_messages(model, [{"role": "user", "content": text}], max_tokens, ignore_eos, extra)
+
+    def body_messages(self, model: str, messages: list[dict[str, Any]], max_tokens: int, ignore_eos: bool,
+                      extra: Mapping[str, Any]) -> dict:
+        """A streamed request of `messages` (chat), or of their texts joined (completions)."""
         body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0.0, "stream": True,
                                 "stream_options": {"include_usage": True}}
         if ignore_eos:
             body["ignore_eos"] = True      # llama-server and vLLM: exactly max_tokens tokens
         if self.api == "chat":
-            body["messages"] = [{"role": "user", "content": text}]
+            body["messages"] = messages
         else:
-            body["prompt"] = text
+            body["prompt"] = "\n\n".join(str(m.get("content") or "") for m in messages)
         body.update(extra)
         return body
 

@@ -29,7 +29,8 @@ from typing import Any, Sequence
 from ..analysis.ttft_parts import combine, of_request, with_server_means
 from .endpoint import Sample
 from .measure import CLIENT_BOUND, BenchTest, Measured
-from .rows import Acceptance, Row, Stat, percentile
+from .quantile import percentile
+from .rows import Acceptance, Row, Stat
 from .stats import summarize
 
 NO_COUNTERS = "the server exposes no counters"

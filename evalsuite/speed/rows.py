@@ -7,10 +7,13 @@ compare of two profiles and the pages read nothing but this (no endpoint, no run
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
+
+from .load_rows import LoadSweep
+from .quantile import finite, percentile  # noqa: F401  (finite: the room's one, read from here too)
+from .replay_rows import Replay
 
 KIND = "evalsuite.speed"
 SCHEMA = 1
@@ -23,16 +26,6 @@ class ProfileError(ValueError):
 
 def _f(x: Any) -> float | None:
     return None if x is None else float(x)
-
-
-def percentile(values: Sequence[float | None], q: float) -> float | None:
-    """The q-th percentile (0-100) of the finite values, linear between the closest ranks (numpy's default)."""
-    xs = sorted(finite(values))
-    if not xs:
-        return None
-    pos = (len(xs) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
 @dataclass(frozen=True)
@@ -299,6 +292,8 @@ class Profile:
     server_restarts: tuple[Mapping[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
     argv: tuple[str, ...] = ()
+    load: LoadSweep | None = None       # `--rate`: one point per arrival rate
+    replay: Replay | None = None        # `--replay`, `--session`: a session's turns
 
     def with_rows(self, rows: Iterable[Row]) -> "Profile":
         return replace(self, rows=tuple(rows))
@@ -316,7 +311,8 @@ class Profile:
                 "token_counts": self.token_counts, "settings": dict(self.settings),
                 "rows": [r.to_dict() for r in self.rows], "soak": self.soak.to_dict() if self.soak else None,
                 "server_restarts": [dict(e) for e in self.server_restarts], "notes": list(self.notes),
-                "argv": list(self.argv)}
+                "argv": list(self.argv), "load": self.load.to_dict() if self.load else None,
+                "replay": self.replay.to_dict() if self.replay else None}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Profile":
@@ -326,7 +322,8 @@ class Profile:
                    ended_at=d.get("ended_at"), latency_ms=_f(d.get("latency_ms")), token_counts=d.get("token_counts"),
                    settings=dict(d.get("settings") or {}), soak=Soak.from_dict(d.get("soak")),
                    server_restarts=tuple(d.get("server_restarts") or ()), notes=tuple(d.get("notes") or ()),
-                   argv=tuple(d.get("argv") or ()))
+                   argv=tuple(d.get("argv") or ()), load=LoadSweep.from_dict(d.get("load")),
+                   replay=Replay.from_dict(d.get("replay")))
 
     @property
     def name(self) -> str:
@@ -370,7 +367,3 @@ def write_profile(path: str | Path, profile: Profile) -> None:
     from ..store import write_json_atomic
 
     write_json_atomic(Path(path), profile.to_dict())
-
-
-def finite(values: Sequence[float | None]) -> list[float]:
-    return [float(v) for v in values if v is not None and math.isfinite(v)]

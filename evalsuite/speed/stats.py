@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .rows import Stat, finite, percentile  # noqa: F401  (percentile: the room's one, in rows.py)
+from .quantile import finite, percentile  # noqa: F401  (percentile: the room's one, quantile.py)
+from .rows import Stat
 
 
 def summarize(values: Sequence[float | None]) -> Stat:

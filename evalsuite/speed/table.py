@@ -103,6 +103,10 @@ def profile_table(profile: Profile) -> str:
         parts.append(markdown(profile_headers(profile), profile_cells(profile)))
     if profile.soak is not None:
         parts.append(soak_text(profile))
+    if profile.replay is not None:
+        parts.append(replay_text(profile))
+    if profile.load is not None:
+        parts.append(load_text(profile))
     head = (f"{profile.name} at {profile.endpoint}" + (f" ({profile.engine})" if profile.engine else "")
             + f": {profile.status}" + (f", round trip {profile.latency_ms:.2f} ms" if profile.latency_ms is not None else "")
             + (f", prompts sized by {profile.token_counts}" if profile.token_counts else ""))
@@ -120,9 +124,76 @@ def soak_text(profile: Profile) -> str:
             f"{s.tokens} tokens)" + "".join(f"; {n}" for n in s.notes))
 
 
+def replay_cells(profile: Profile) -> tuple[list[str], list[list[str]]]:
+    r = profile.replay
+    several = len({t.session for t in r.turns}) > 1
+    headers = (["session"] if several else []) + ["turn", "context", "cached", "TTFT (ms)", "prefill t/s", "decode t/s",
+                                                  "tokens", "where the TTFT went / error"]
+    rows = [([str(t.session)] if several else []) + [
+        str(t.index), _n(t.context_tokens), _n(t.cached_tokens), fmt(t.ttft_ms, 1), fmt(t.prefill_tps, 1),
+        fmt(t.decode_tps, 2), _n(t.tokens), t.error or t.ttft_parts or ""] for t in r.turns]
+    return headers, rows
+
+
+def _n(x: int | None) -> str:
+    return "n/a" if x is None else f"{x:,}"
+
+
+def replay_summary(profile: Profile) -> str:
+    s = profile.replay.summary()
+    pct = "n/a" if s["decode_cv"] is None else f"{100 * s['decode_cv']:.1f}%"
+    return (f"replay {profile.replay.source}: {s['turns']} turns, {s['failed']} failed; decode mean "
+            f"{fmt(s['decode_mean'])}, median {fmt(s['decode_median'])} t/s, jitter (CV) {pct}, worst turn "
+            f"{s['worst_turn'] or 'n/a'} at {fmt(s['worst_decode'])} t/s, retention first to last "
+            f"{fmt(s['retention'], 3)}, cache hit share "
+            + ("n/a (the server reported no cached tokens)" if s["cache_hit_share"] is None
+               else f"{100 * s['cache_hit_share']:.1f}%"))
+
+
+def replay_text(profile: Profile) -> str:
+    return replay_summary(profile) + "\n\n" + markdown(*replay_cells(profile))
+
+
+def load_cells(profile: Profile) -> tuple[list[str], list[list[str]]]:
+    load = profile.load
+    headers = ["rate (req/s)", "sent/s", "requests", "failed", "TTFT p50/p90/p99 (ms)", "ITL p50/p90/p99 (ms)",
+               "TPOT p50 (ms)", "output t/s", "within SLO", "goodput (req/s)", "client lag p50/p99 (ms)", "notes"]
+
+    def three(xs) -> str:
+        return " / ".join(fmt(x, 1) for x in xs)
+
+    rows = []
+    for p in load.points:
+        rows.append(["inf" if p.rate == float("inf") else f"{p.rate:g}", fmt(p.achieved_rate), str(p.requests),
+                     str(p.failed), three(p.ttft_ms), three(p.itl_ms), fmt(p.tpot_ms[0], 1), fmt(p.output_tps, 1),
+                     "" if p.good_share is None else f"{100 * p.good_share:.0f}% ({p.good})", fmt(p.goodput),
+                     three(p.lag_ms[:2]), "; ".join(n.split(":")[0] for n in p.notes)])
+    return headers, rows
+
+
+def load_text(profile: Profile) -> str:
+    load = profile.load
+    head = f"load by arrival rate: {load.workload}, Poisson arrivals (seed {load.seed})" + (
+        f", over {len(load.endpoints)} endpoints" if len(load.endpoints) > 1 else "")
+    lines = [head, "", markdown(*load_cells(profile))]
+    if load.slo.given:
+        knee = load.knee
+        lines.append(f"knee: {'none of the rates' if knee is None else ('inf' if knee == float('inf') else f'{knee:g} req/s')}"
+                     f" (the highest rate with {load.slo.text()})")
+    for p in load.points:
+        lines += [f"rate {p.rate:g}: {n}" for n in p.notes]
+    return "\n".join(lines)
+
+
 def profile_csv(profile: Profile) -> str:
     out = io.StringIO()
     w = csv.writer(out)
+    if profile.load is not None or profile.replay is not None:
+        headers, rows = load_cells(profile) if profile.load is not None else replay_cells(profile)
+        w.writerow(["model"] + headers)
+        for r in rows:
+            w.writerow([profile.name] + r)
+        return out.getvalue()
     w.writerow(["model", "workload", "test", "pp", "tg", "depth", "concurrency", "runs", "mean", "std", "ci95_low",
                 "ci95_high", "unit", "aggregate", "prompt_tokens", "cached_tokens", "ttfr_ms", "ttft_ms", "prefill_ms",
                 "ttft_p50_ms", "ttft_p99_ms", "failed", "acceptance_rate", "acceptance_mean_length", "client_bound",
