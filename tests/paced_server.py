@@ -187,6 +187,8 @@ class PacedServer:
             app.router.add_post("/tokenize", self._tokenize)
             app.router.add_post("/detokenize", self._detokenize)
         app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/health", self._health)      # vLLM's and llama-server's (GuideLLM asks it first)
+        app.router.add_get("/served", self._served)      # the ground truth, for a server in a process of its own
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
@@ -253,6 +255,12 @@ class PacedServer:
         return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "paced",
                                                               "max_model_len": self.context}]})
 
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def _served(self, request: web.Request) -> web.Response:
+        return web.json_response({"served": self.served})
+
     async def _tokenize(self, request: web.Request) -> web.Response:
         self.tokenize_calls += 1
         body = await request.json()
@@ -297,7 +305,7 @@ class PacedServer:
         chat = request.path.endswith("/chat/completions")
         text = chatml(body.get("messages") or []) if chat else str(body.get("prompt", ""))
         ids = self.ids(text)
-        max_tokens = int(body.get("max_tokens") or 16)
+        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
         await asyncio.sleep(max(0.0, self.latency - (asyncio.get_running_loop().time() - arrived)))
         if len(ids) + max_tokens > self.context:
             return web.json_response({"error": {"message": f"This model's maximum context length is {self.context} tokens. "
@@ -426,13 +434,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--flood", action="store_true")
     p.add_argument("--timings", action="store_true")
     p.add_argument("--slots", type=int, default=None)
+    p.add_argument("--slow-every", type=int, default=None)
     p.add_argument("--decode-halving", type=float, default=None,
                    help="decode slows as decode_rate / (1 + prompt / this)")
     a = p.parse_args(argv)
     spec = tuple(float(x) for x in a.spec.split(",")) if a.spec else None
     server = PacedServer(prefill_rate=a.prefill_rate, decode_rate=a.decode_rate, latency=a.latency, context=a.context,
                          die_after=a.die_after, spec=(int(spec[0]), spec[1]) if spec else None, flood=a.flood, timings=a.timings,
-                         port=a.port, slots=a.slots, decode_halving=a.decode_halving).start()
+                         port=a.port, slots=a.slots, decode_halving=a.decode_halving,
+                         slow_every=a.slow_every).start()
     print(server.port, flush=True)
     try:
         while server._thread is not None and server._thread.is_alive() and not server.dead:

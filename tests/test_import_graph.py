@@ -48,7 +48,7 @@ ROOMS = {
     "evalsuite.analysis.gate": ("decide", "settings", "checks", "power", "junit"),
     "evalsuite.analysis.compare": ("comparison", "tables", "sweep"),
     "evalsuite.analysis.sampling": ("estimators", "compare", "report"),
-    "evalsuite.speed": ("settings", "text", "prompts", "endpoint", "measure", "profile", "rows", "command",
+    "evalsuite.speed": ("settings", "text", "prompts", "endpoint", "measure", "profiling", "rows", "command",
                         "sweep", "pack_sweep", "compare", "table", "html", "plots", "stats", "figures", "quantile", "load", "load_rows",
                         "replay", "replay_rows"),
 }

@@ -150,7 +150,7 @@ def soak_server():
 
 
 def soak(url, data_dir, **kw):
-    from evalsuite.speed.profile import run_soak
+    from evalsuite.speed.profiling import run_soak
 
     async def go():
         endpoint = SpeedEndpoint(url, None, 30.0)

@@ -122,7 +122,7 @@ def test_a_client_that_falls_behind_its_schedule_says_so():
     late = asyncio.run(run_rate(20.0, [blocking(k) for k in range(15)], 1, Slo(), 0))
     assert late.lag_ms[1] > 100 and any("fell behind its schedule" in n for n in late.notes), late
     on_time = asyncio.run(run_rate(20.0, [calm(k) for k in range(15)], 1, Slo(), 0))
-    assert on_time.lag_ms[1] < 30 and not on_time.notes, on_time
+    assert on_time.lag_ms[1] < 12.5 and not any("fell behind" in n for n in on_time.notes), on_time
 
 
 def test_several_endpoints_share_the_arrivals(server, data_dir):
@@ -160,3 +160,25 @@ def test_load_options_that_do_not_go_together_are_refused(tmp_path):
         with pytest.raises(UsageError, match=said):
             check(settings)
     assert LoadSweep.from_dict(None) is None and Profile.from_dict({"rows": []}).load is None
+
+
+def test_the_schedule_is_one_generator_kept_by_one_dispatcher():
+    """GuideLLM 0.8.1 reads a 2.2/s Poisson run at 3.2/s: its ten worker processes each seed their
+    own generator with the same seed, so 60 arrivals have 6 distinct gaps (docs/speed.md). Here
+    every gap is its own draw, and the sends keep the asked rate."""
+    due = poisson_arrivals(2.2, 60, 42)
+    gaps = [round(b - a, 9) for a, b in zip(due, due[1:])]
+    assert len(set(gaps)) == len(gaps)
+
+    starts: list[float] = []
+
+    def job(k: int):
+        async def send(e: int):
+            starts.append(time.perf_counter())
+            return [Sample(started=starts[-1], total=0.001, error=None, phases={"written_s": 0.0})]
+        return send
+
+    point = asyncio.run(run_rate(100.0, [job(k) for k in range(300)], 1, Slo(), 3))
+    expected = poisson_arrivals(100.0, 300, 3)
+    assert point.achieved_rate == pytest.approx(299 / (expected[-1] - expected[0]), rel=0.05)
+    assert abs(point.achieved_rate / 100 - 1) < 2.6 / math.sqrt(299) + 0.05

@@ -174,7 +174,7 @@ def test_the_speed_analyses_read_json_only():
     from test_import_graph import RUN_MACHINERY, import_graph, reachable
 
     graph = import_graph()
-    asking = {"evalsuite.speed.endpoint", "evalsuite.speed.measure", "evalsuite.speed.profile",
+    asking = {"evalsuite.speed.endpoint", "evalsuite.speed.measure", "evalsuite.speed.profiling",
               "evalsuite.speed.command", "evalsuite.speed.prompts", "evalsuite.speed.text"}
     assert asking <= set(graph)
     for module in ("compare", "html", "table", "plots", "rows", "stats"):
@@ -212,3 +212,16 @@ def test_tokens_read_in_one_block_get_no_decode_time_and_the_row_says_why():
     assert tg.figure.values == (pytest.approx(20.0),)
     assert any("1 decode span(s) below the floor" in n for n in tg.notes) and tg.below_floor == 1, tg.notes
     assert any("1 request(s) read in clumps" in n for n in tg.notes), tg.notes
+
+
+def test_the_packages_profile_stays_a_function_after_every_module_is_imported():
+    import importlib
+
+    import evalsuite.speed as speed
+
+    for module in ("settings", "text", "prompts", "endpoint", "measure", "figures", "profiling", "rows", "command",
+                   "load", "load_rows", "replay", "replay_rows"):
+        importlib.import_module(f"evalsuite.speed.{module}")
+    from evalsuite.speed import profile
+
+    assert callable(profile) and profile is speed.profile and not isinstance(profile, type(speed))

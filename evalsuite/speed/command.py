@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from .endpoint import UsageError, managed_server
-from .profile import measure_profile
+from .profiling import measure_profile
 from .rows import Profile, write_profile
 from .settings import SpeedSettings, check
 

@@ -9,8 +9,8 @@ Goodput: the requests that met every SLO, as a share of those sent and per secon
 rate's wall time (first send to last end); a failed request meets none. The knee: the highest
 rate whose share within the SLO is at least `share` (default 0.9). The client's lag: when each
 request was written less when the schedule said to send it; its p50 / p99 / max are reported
-per rate, and a rate whose lag passes LAG_NOTE_S (or a tenth of the mean gap between
-arrivals) says the client fell behind its schedule: its arrivals came in a burst, and the
+per rate, and a rate whose lag p99 passes LAG_NOTE_S (or a quarter of the mean gap between
+arrivals, at least LAG_FLOOR_S) says the client fell behind its schedule: its arrivals came in a burst, and the
 server saw another load than the one asked.
 """
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any, Mapping, Sequence
 
 from .quantile import percentile
 
-LAG_NOTE_S = 0.050
+LAG_NOTE_S = 0.050      # a lag past this (or a quarter of the mean gap, not under LAG_FLOOR_S) is said
+LAG_FLOOR_S = 0.010
 SLO_KEYS = ("ttft", "tpot", "itl", "e2e")
 
 
@@ -170,9 +171,13 @@ def rate_point(rate: float, sent: Sequence[Sent], wall_s: float, slo: Slo, endpo
     gap = 1.0 / rate if not math.isinf(rate) else None
     worst = max(lags) if lags else 0.0
     p99 = percentile(lags, 99) or 0.0
-    if p99 > LAG_NOTE_S or (gap is not None and p99 > 0.1 * gap):
+    if p99 > max(LAG_FLOOR_S, min(LAG_NOTE_S, 0.25 * gap if gap is not None else LAG_NOTE_S)):
         notes.append(f"the client fell behind its schedule (lag p99 {1000 * p99:.0f} ms, max {1000 * worst:.0f} ms): "
                      "its late requests went out together, a burst the schedule did not ask for")
+    if achieved is not None and not math.isinf(rate) and len(sends) > 10 and \
+            abs(achieved / rate - 1) > 2.6 / math.sqrt(len(sends) - 1):
+        notes.append(f"sent at {achieved:.2f}/s for {rate:g}/s asked: further than {len(sends)} Poisson arrivals "
+                     "stray 99 times in 100 (the schedule, or the client keeping it, is off)")
     if ok and not any(s.tokens for s in ok):
         notes.append("the server sent no usage: no token counts, no TPOT or throughput")
     per_endpoint = ()

@@ -133,8 +133,68 @@ def soak(profiles: Sequence[Profile]) -> bytes | None:
     return _png(fig)
 
 
+def replay(profiles: Sequence[Profile]) -> bytes | None:
+    """Decode t/s and TTFT against the context of each replayed turn, a line per profile."""
+    sessions = [(p, [t for t in p.replay.turns if t.context_tokens is not None]) for p in profiles if p.replay is not None]
+    sessions = [(p, turns) for p, turns in sessions if turns]
+    if not sessions:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.8, 4.2))
+    ttft_ax = ax.twinx()
+    several = len(profiles) > 1
+    for p, turns in sessions:
+        xs = [t.context_tokens for t in turns]
+        ax.plot(xs, [float("nan") if t.decode_tps is None else t.decode_tps for t in turns], marker="o",
+                label=_label(p, several, "decode t/s"))
+        ttft_ax.plot(xs, [float("nan") if t.ttft_ms is None else t.ttft_ms / 1000 for t in turns], marker="s",
+                     linestyle="--", color="tab:red", label=_label(p, several, "TTFT (s)"))
+    ax.set_xlabel("context (prompt tokens of the turn)")
+    ax.set_ylabel("decode t/s")
+    ttft_ax.set_ylabel("TTFT (s)")
+    ax.set_title("Replayed session: decode and TTFT vs context")
+    ax.grid(alpha=0.3)
+    lines = ax.get_legend_handles_labels()
+    more = ttft_ax.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
+    return _png(fig)
+
+
+def load(profiles: Sequence[Profile]) -> bytes | None:
+    """TTFT p50 and p99 and the share within the SLO against the arrival rate (inf drawn last)."""
+    sweeps = [(p, p.load) for p in profiles if p.load is not None and p.load.points]
+    if not sweeps:
+        return None
+    import math
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.8, 4.2))
+    several = len(profiles) > 1
+    finite = sorted({pt.rate for _, sweep in sweeps for pt in sweep.points if not math.isinf(pt.rate)})
+    far = (max(finite) * 1.5 if finite else 1.0)
+
+    def x(rate: float) -> float:
+        return far if math.isinf(rate) else rate
+
+    for p, sweep in sweeps:
+        pts = sorted(sweep.points, key=lambda pt: x(pt.rate))
+        xs = [x(pt.rate) for pt in pts]
+        for k, name, style in ((0, "TTFT p50", "-"), (2, "TTFT p99", ":")):
+            ax.plot(xs, [float("nan") if pt.ttft_ms[k] is None else pt.ttft_ms[k] / 1000 for pt in pts], marker="o",
+                    linestyle=style, label=_label(p, several, name))
+        if sweep.slo.given and sweep.slo.ttft:
+            ax.axhline(sweep.slo.ttft, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xlabel("arrival rate (requests/s; the last point: all at once)" if any(
+        math.isinf(pt.rate) for _, s in sweeps for pt in s.points) else "arrival rate (requests/s)")
+    ax.set_ylabel("TTFT (s)")
+    ax.set_title("Load by arrival rate: time to first token")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
 PLOTS = {"tg vs depth": tg_vs_depth, "per-request and aggregate vs concurrency": by_concurrency,
-         "acceptance per workload": acceptance, "soak": soak}
+         "acceptance per workload": acceptance, "soak": soak, "replayed session": replay, "load by arrival rate": load}
 
 
 def all_plots(profiles: Sequence[Profile]) -> list[tuple[str, bytes]]:
