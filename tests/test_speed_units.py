@@ -225,3 +225,26 @@ def test_the_packages_profile_stays_a_function_after_every_module_is_imported():
     from evalsuite.speed import profile
 
     assert callable(profile) and profile is speed.profile and not isinstance(profile, type(speed))
+
+
+def test_the_page_table_and_csv_draw_a_replay_and_a_rate_sweep():
+    import math
+
+    from evalsuite.speed.html import build_page
+    from evalsuite.speed.load_rows import LoadSweep, Sent, Slo, rate_point
+    from evalsuite.speed.replay_rows import Replay, Turn
+    from evalsuite.speed.table import profile_csv, profile_table
+
+    turns = tuple(Turn(k, 1000 * k, 1000 * (k - 1), 100.0 + k, 4000.0, 60.0 / k, 16, 16) for k in range(1, 5))
+    sent = [Sent(0.5 * k, 0.001, True, 0.2 + 0.1 * k, 0.02, 1.0, 16, (0.02, 0.03)) for k in range(10)]
+    points = (rate_point(1.0, sent, 5.0, Slo(ttft=0.5), sends=[0.5 * k for k in range(10)]),
+              rate_point(math.inf, sent, 2.0, Slo(ttft=0.5), sends=[0.0] * 10))
+    p = Profile("m", "http://x/v1", (), replay=Replay("synthetic", turns), load=LoadSweep(points, Slo(ttft=0.5)))
+    back = Profile.from_dict(json.loads(json.dumps(p.to_dict())))
+    assert back.replay.summary() == p.replay.summary() and back.load.knee is None
+    assert p.replay.summary()["retention"] == pytest.approx(0.25) and p.replay.summary()["worst_turn"] == 4
+    table = profile_table(back)
+    assert "jitter (CV)" in table and "retention first to last 0.250" in table and "knee: none of the rates" in table
+    assert profile_csv(back).splitlines()[0].startswith("model,rate (req/s)")
+    page = build_page([back])
+    assert "Replayed session" in page and "Load by arrival rate" in page and page.count("<img") == 2
