@@ -117,7 +117,8 @@ def vllm_bench(python: Path, tokenizer: Path, url: str, model: str, rate: float,
     if done.returncode:
         return {"error": done.stderr[-600:]}
     d = json.loads((tmp / name).read_text())
-    return {"sent_rate": d.get("request_throughput"), "sent_rate_note": "completed requests / duration",
+    starts = sorted(x for x in d.get("start_times") or () if x is not None)
+    return {"sent_rate": (len(starts) - 1) / (starts[-1] - starts[0]) if len(starts) > 1 else None,
             "ttft_p50": d.get("p50_ttft_ms"), "ttft_p99": d.get("p99_ttft_ms"), "itl_p50": d.get("p50_itl_ms"),
             "itl_p99": d.get("p99_itl_ms"), "output_tps": d.get("output_throughput"),
             "failed": n - (d.get("completed") or 0), "prompt_tokens": (d.get("total_input_tokens") or 0) / n}
@@ -129,8 +130,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--guidellm", required=True)
     p.add_argument("--hf-model", type=Path, required=True)
-    p.add_argument("--rates", default="0.5,1")
-    p.add_argument("--requests", type=int, default=20)
+    p.add_argument("--rates", default="0.1,0.25")
+    p.add_argument("--requests", type=int, default=12)
     p.add_argument("--only", choices=("llama-server", "vllm"), default=None)
     p.add_argument("--out", type=Path, default=None)
     a = p.parse_args()

@@ -6,6 +6,7 @@ client that falls behind says so."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import statistics
 import time
@@ -182,3 +183,20 @@ def test_the_schedule_is_one_generator_kept_by_one_dispatcher():
     expected = poisson_arrivals(100.0, 300, 3)
     assert point.achieved_rate == pytest.approx(299 / (expected[-1] - expected[0]), rel=0.05)
     assert abs(point.achieved_rate / 100 - 1) < 2.6 / math.sqrt(299) + 0.05
+
+
+def test_the_command_line_takes_the_new_options_and_refuses_bad_ones(server, data_dir, tmp_path, run_cli):
+    s = server(decode_rate=100, latency=0.005)
+    out = tmp_path / "rate.json"
+    done = run_cli("speed", "-e", s.url, "--rate", "5,inf", "--requests", "4", "--pp", "64", "--tg", "4", "--slo",
+                   "ttft=2s,tpot=100ms", "--rate-seed", "3", "--json", out, "--data-dir", data_dir, "-q", timeout=180)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert [p["rate"] for p in data["load"]["points"]] == [5.0, "inf"] and data["load"]["seed"] == 3
+    assert data["load"]["knee"] == "inf" and "knee: inf" in done.stdout
+    for args, said in ((["--rate", "0"], "--rate 0: a rate must be more than 0"),
+                       (["--rate", "1", "--slo", "ttfb=1s"], "--slo 'ttfb=1s': the limits are ttft"),
+                       (["--slo", "ttft=1s"], "--slo needs --rate"),
+                       (["--session", "0", "--depth", "512"], "--session 0: at least one turn")):
+        bad = run_cli("speed", "-e", s.url, *args, timeout=60)
+        assert bad.returncode == 2 and said in bad.stderr and "Traceback" not in bad.stderr, (args, bad.stderr)
