@@ -112,7 +112,8 @@ def vllm_bench(python: Path, tokenizer: Path, url: str, model: str, rate: float,
            "--dataset-name", "random", "--random-input-len", str(TEXT), "--random-output-len", str(TG),
            "--num-prompts", str(n), "--request-rate", str(rate), "--ignore-eos", "--save-result",
            "--result-dir", str(tmp), "--result-filename", name, "--disable-tqdm", "--num-warmups", "0",
-           "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99", "--seed", "0"]
+           "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99", "--seed", "0",
+           "--save-detailed"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=dict(os.environ, **OFFLINE))
     if done.returncode:
         return {"error": done.stderr[-600:]}
@@ -134,6 +135,7 @@ def main() -> int:
     p.add_argument("--requests", type=int, default=12)
     p.add_argument("--only", choices=("llama-server", "vllm"), default=None)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--keep", type=Path, default=None, help="keep each tool's own output files in this folder")
     a = p.parse_args()
     rates = [float(r) for r in a.rates.split(",")]
     data_dir = default_data_dir()
@@ -144,14 +146,15 @@ def main() -> int:
         servers.append(("llama-server", lambda: LlamaCppServer(smollm2_gguf(), extra_args=("-np", "2"))))
     if a.only in (None, "vllm"):
         servers.append(("vllm", lambda: VllmServer(a.hf_model, max_model_len=2048,
-                                                   env={"OMP_NUM_THREADS": "2", "VLLM_CPU_OMP_THREADS_BIND": "all"})))
+                                                   env={"OMP_NUM_THREADS": "2"})))
     for name, make in servers:
         server = make().start()
         try:
             template = template_tokens(server.url, MODEL_ALIAS)
             entry = report[name] = {"template_tokens": template, "rates": {}}
             with tempfile.TemporaryDirectory() as folder:
-                tmp = Path(folder)
+                tmp = Path(folder) if a.keep is None else a.keep / name
+                tmp.mkdir(parents=True, exist_ok=True)
                 for rate in rates:
                     row = entry["rates"][str(rate)] = {}
                     row["evalsuite"] = ours(server.url, rate, a.requests, TEXT + template, data_dir)

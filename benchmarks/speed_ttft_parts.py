@@ -51,7 +51,7 @@ def main() -> int:
     a = p.parse_args()
     report = {"load_before": os.getloadavg()[0]}
     for name, make in (("vllm", lambda: VllmServer(a.hf_model, max_model_len=2048,
-                                                   env={"OMP_NUM_THREADS": "2", "VLLM_CPU_OMP_THREADS_BIND": "all"})),
+                                                   env={"OMP_NUM_THREADS": "2"})),
                        ("llama-server", lambda: LlamaCppServer(smollm2_gguf()))):
         print(name, flush=True)
         with make() as server:
