@@ -7,7 +7,7 @@ named).
 
 vLLM's CPU build on the SmolLM2 weights (its /metrics histograms: queue and prefill per test),
 and llama-server on the SmolLM2 GGUF (its per-response timings: prefill only), each at
-pp 512, tg 8, concurrency 1 and 2 (one server slot for llama-server: the second stream queues).
+pp 512, tg 32, concurrency 1 and 2 (one server slot for llama-server: the second stream queues).
 """
 from __future__ import annotations
 
@@ -27,8 +27,11 @@ from speed_rate_side_by_side import smollm2_gguf  # noqa: E402
 def parts_of(url: str, data_dir: Path) -> list[dict]:
     from evalsuite.speed import SpeedSettings, profile
 
-    p = profile(SpeedSettings(endpoint=url, pp=(512,), tg=(8,), concurrency=(1, 2), runs=3, data_dir=data_dir,
+    from evalsuite.speed.table import profile_table
+
+    p = profile(SpeedSettings(endpoint=url, pp=(512,), tg=(32,), concurrency=(1, 2), runs=3, data_dir=data_dir,
                               quiet=True))
+    print(profile_table(p), flush=True)
     out = []
     for r in p.rows:
         if r.test != "pp" or not r.ttft_parts:
@@ -48,11 +51,14 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--hf-model", type=Path, required=True)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--only", choices=("vllm", "llama-server"), default=None)
     a = p.parse_args()
     report = {"load_before": os.getloadavg()[0]}
     for name, make in (("vllm", lambda: VllmServer(a.hf_model, max_model_len=2048,
                                                    env={"OMP_NUM_THREADS": "2"})),
                        ("llama-server", lambda: LlamaCppServer(smollm2_gguf()))):
+        if a.only not in (None, name):
+            continue
         print(name, flush=True)
         with make() as server:
             report[name] = parts_of(server.url, default_data_dir())

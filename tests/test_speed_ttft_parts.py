@@ -44,8 +44,10 @@ def test_speed_rows_break_the_ttft_down_with_the_servers_histograms(data_dir):
     # one slot, two streams: the second waits the first's whole request; the server's queue says so
     assert parts.queue > 0.05 and parts.prefill == pytest.approx(0.256, rel=0.05)
     # the parts add up to the mean TTFT within 5%, the rest (the round trip) named unaccounted
-    assert parts.connect + parts.send + parts.queue + parts.prefill + parts.unaccounted == pytest.approx(parts.ttft)
-    assert abs(parts.unaccounted - 0.02) < 0.05 * parts.ttft, parts
+    assert parts.connect + parts.send + parts.queue + parts.prefill + parts.server_other + parts.unaccounted == \
+        pytest.approx(parts.ttft)
+    # the server's own TTFT histogram: its time beyond queue and prefill is small; the 20 ms round trip is outside
+    assert parts.server_other < 0.05 * parts.ttft and abs(parts.unaccounted - 0.02) < 0.05 * parts.ttft, parts
     assert "queue" in pp.ttft_parts["text"] and "unaccounted" in pp.ttft_parts["text"]
 
 

@@ -10,7 +10,8 @@ the first token (`ttft_s`). Server side, where the engine says: llama-server's p
 
     TTFT 14.00 s = connect 0.00 + send 0.00 + queue 0.10 + prefill 13.20 + unaccounted 0.70
 
-where the server's parts are known, and otherwise names what it cannot see:
+where the server's parts are known (with vLLM's own TTFT histogram, "server, the rest of its
+first-token time" is what the server spent beyond queue and prefill, and unaccounted is outside it), and otherwise names what it cannot see:
 
     TTFT 0.41 s = connect 0.00 + send 0.00 + server, to the response head 0.40 (queue and prefill not exposed)
     + head to first chunk 0.00 + first chunk to first token 0.01
@@ -40,6 +41,7 @@ class TtftParts:
     prefill: float | None = None        # server: processing the prompt
     server_source: str | None = None    # "timings" (per response) or "metrics" (histogram means over a test)
     n: int = 1                          # requests behind the figure
+    server_other: float | None = None   # server: its own TTFT less queue and prefill (vLLM's histogram)
 
     @property
     def server_known(self) -> bool:
@@ -50,7 +52,8 @@ class TtftParts:
         """The TTFT less the parts named beside the server's (None when the server says nothing)."""
         if not self.server_known:
             return None
-        return self.ttft - sum(p for p in (self.connect, self.send, self.queue, self.prefill) if p is not None)
+        return self.ttft - sum(p for p in (self.connect, self.send, self.queue, self.prefill, self.server_other)
+                               if p is not None)
 
     def text(self, unit: str = "s") -> str:
         scale, digits = (1000.0, 1) if unit == "ms" else (1.0, 2)
@@ -70,6 +73,8 @@ class TtftParts:
                 parts.append("queue (not exposed)")
             if self.prefill is not None:
                 parts.append(f"prefill {f(self.prefill)}")
+            if self.server_other is not None:
+                parts.append(f"server, the rest of its first-token time {f(self.server_other)}")
             parts.append(f"unaccounted {f(self.unaccounted or 0.0)}")
         else:
             if self.to_head is not None:
@@ -85,7 +90,8 @@ class TtftParts:
     def to_dict(self) -> dict[str, Any]:
         return {"ttft": self.ttft, "connect": self.connect, "send": self.send, "to_head": self.to_head,
                 "head_to_chunk": self.head_to_chunk, "chunk_to_token": self.chunk_to_token, "queue": self.queue,
-                "prefill": self.prefill, "unaccounted": self.unaccounted, "server_source": self.server_source,
+                "prefill": self.prefill, "server_other": self.server_other, "unaccounted": self.unaccounted,
+                "server_source": self.server_source,
                 "n": self.n, "text": self.text("ms")}
 
     @classmethod
@@ -94,7 +100,8 @@ class TtftParts:
             return None
         keys = ("connect", "send", "to_head", "head_to_chunk", "chunk_to_token", "queue", "prefill")
         return cls(float(d["ttft"]), *(None if d.get(k) is None else float(d[k]) for k in keys),
-                   server_source=d.get("server_source"), n=int(d.get("n") or 1))
+                   server_source=d.get("server_source"), n=int(d.get("n") or 1),
+                   server_other=None if d.get("server_other") is None else float(d["server_other"]))
 
 
 def _diff(a: float | None, b: float | None) -> float | None:
@@ -137,13 +144,20 @@ def combine(parts: Iterable[TtftParts], how: str = "mean") -> TtftParts | None:
                      sources.pop() if len(sources) == 1 else None, len(items))
 
 
-def with_server_means(parts: TtftParts, queue: float | None, prefill: float | None, source: str) -> TtftParts:
-    """`parts` with the server's mean queue and prefill over the same requests (metrics histograms)."""
+def with_server_means(parts: TtftParts, queue: float | None, prefill: float | None, source: str,
+                      server_ttft: float | None = None) -> TtftParts:
+    """`parts` with the server's mean queue and prefill over the same requests (metrics
+    histograms), and the rest of the server's own first-token time where it counts that too
+    (vLLM's time_to_first_token histogram): what is left unaccounted is then outside the server."""
     from dataclasses import replace
 
     if queue is None and prefill is None:
         return parts
-    return replace(parts, queue=queue, prefill=prefill if prefill is not None else parts.prefill, server_source=source)
+    other = None
+    if server_ttft is not None:
+        other = max(0.0, server_ttft - (queue or 0.0) - (prefill or 0.0))
+    return replace(parts, queue=queue, prefill=prefill if prefill is not None else parts.prefill, server_source=source,
+                   server_other=other)
 
 
 def run_breakdown(records: Iterable[Mapping[str, Any]]) -> TtftParts | None:

@@ -210,7 +210,7 @@ def ttft_parts(result: Measured, samples: Sequence[Sample]) -> dict[str, Any] | 
             if a is None or b is None or b[1] - a[1] <= 0:
                 return None
             return (b[0] - a[0]) / (b[1] - a[1])
-        mean = with_server_means(mean, per_request("queue"), per_request("prefill"), "metrics")
+        mean = with_server_means(mean, per_request("queue"), per_request("prefill"), "metrics", per_request("ttft"))
     return mean.to_dict()
 
 

@@ -186,7 +186,8 @@ def turn_of(index: int, sample: Sample, asked: int, latency: float, session: int
                     session=session)
     parts = of_request({"ttft_s": sample.ttft, "first_chunk_s": sample.ttfr, **(sample.phases or {})}, sample.timings)
     if parts is not None and parts.prefill is None:
-        parts = with_server_means(parts, _moved(counters, "queue"), _moved(counters, "prefill"), "metrics")
+        parts = with_server_means(parts, _moved(counters, "queue"), _moved(counters, "prefill"), "metrics",
+                                  _moved(counters, "ttft"))
     return Turn(index, sample.prompt_tokens, sample.cached_tokens, None if sample.ttft is None else 1000 * sample.ttft,
                 prefill_rate(sample, latency), decode_rate(sample), sample.completion_tokens, asked,
                 ttft_parts=parts.text("ms") if parts else None, session=session)
