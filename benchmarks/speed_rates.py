@@ -90,9 +90,46 @@ def guidellm(binary: str, tokenizer: str, url: str, rate: float, n: int, folder:
             "sim_sends_p50_ms": 1000 * sim_p50([x - sends[0] for x in sends], round(prompt))}
 
 
-def main() -> int:
+def sweep_rows(rates: tuple[float, ...], n: int, data_dir: Path) -> list[dict]:
+    """Our TTFT p50 at each rate against the simulation of the same schedule."""
     from evalsuite.speed.load_rows import poisson_arrivals
 
+    proc, url = start_server()
+    try:
+        t0 = time.time()
+        rows = []
+        for point in ours(url, rates, n, data_dir).points:
+            sim = 1000 * sim_p50(poisson_arrivals(point.rate, n, 0))
+            rows.append({"rate": str(point.rate), "ttft_p50_ms": point.ttft_ms[0], "sim_p50_ms": sim,
+                         "off": point.ttft_ms[0] / sim - 1, "lag_p99_ms": point.lag_ms[1],
+                         "sent_rate": point.achieved_rate})
+            print(f"rate {point.rate:>5}: TTFT p50 {point.ttft_ms[0]:8.1f} ms, simulation {sim:8.1f} ms "
+                  f"({100 * (point.ttft_ms[0] / sim - 1):+.1f}%, target within 10%); lag p99 {point.lag_ms[1]:.1f} ms")
+        print(f"  ({time.time() - t0:.0f} s)")
+        return rows
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def goodput(data_dir: Path) -> dict:
+    """Every 4th request planted 4x slower: the count within tpot=60ms against the server's list."""
+    import urllib.request
+
+    proc, url = start_server("--slow-every", "4")
+    try:
+        point = ours(url, (2.0,), 24, data_dir, slo="tpot=60ms").points[0]
+        served = json.loads(urllib.request.urlopen(url.removesuffix("/v1") + "/served").read())["served"]
+        slow = sum(bool(r["slow"]) for r in served[-24:])
+        print(f"goodput: {point.good} of {point.requests} within tpot=60ms; planted misses {slow} "
+              f"(target: exactly {point.requests - slow})")
+        return {"good": point.good, "requests": point.requests, "planted_misses": slow}
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rates", default="1,2,2.5,inf")
     p.add_argument("--requests", type=int, default=30)
@@ -100,63 +137,41 @@ def main() -> int:
     p.add_argument("--tokenizer", default=None, help="a local HF tokenizer folder for GuideLLM's synthetic data")
     p.add_argument("--data-dir", type=Path, default=Path(os.environ.get("EVALSUITE_DATA_DIR", ROOT.parent / "shared" / "data")))
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--skip-sweep", action="store_true", help="only the side by side with GuideLLM")
     a = p.parse_args()
     rates = tuple(math.inf if r == "inf" else float(r) for r in a.rates.split(","))
     report: dict = {"load_before": load(), "setup": {"slots": SLOTS, "prefill_tps": PREFILL, "decode_tps": DECODE,
                                                     "pp": PP, "tg": TG, "latency_s": LATENCY}}
-    proc, url = start_server()
-    try:
-        t0 = time.time()
-        sweep = ours(url, rates, a.requests, a.data_dir)
-        rows = []
-        prefill, service = service_of(PP, TG, PREFILL, DECODE)
-        for point in sweep.points:
-            sim = 1000 * sim_p50(poisson_arrivals(point.rate, a.requests, 0))
-            rows.append({"rate": str(point.rate), "ttft_p50_ms": point.ttft_ms[0], "sim_p50_ms": sim,
-                         "off": point.ttft_ms[0] / sim - 1, "lag_p99_ms": point.lag_ms[1],
-                         "sent_rate": point.achieved_rate})
-            print(f"rate {point.rate:>5}: TTFT p50 {point.ttft_ms[0]:8.1f} ms, simulation {sim:8.1f} ms "
-                  f"({100 * (point.ttft_ms[0] / sim - 1):+.1f}%, target within 10%); lag p99 {point.lag_ms[1]:.1f} ms")
-        report["sweep"] = rows
-        print(f"  ({time.time() - t0:.0f} s)")
-    finally:
-        proc.terminate()
-        proc.wait(10)
-    proc, url = start_server("--slow-every", "4")
-    try:
-        sweep = ours(url, (2.0,), 24, a.data_dir, slo="tpot=60ms")
-        point = sweep.points[0]
-        # the server's count: the 24 completions after the warm-up and sizing ones, every 4th slow
-        import urllib.request
-
-        served = json.loads(urllib.request.urlopen(url.removesuffix("/v1") + "/served").read())["served"]
-        slow = [bool(r["slow"]) for r in served[-24:]]
-        report["goodput"] = {"good": point.good, "requests": point.requests, "planted_misses": sum(slow)}
-        print(f"goodput: {point.good} of {point.requests} within tpot=60ms; planted misses {sum(slow)} "
-              f"(target: exactly {point.requests - sum(slow)})")
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    prefill, service = service_of(PP, TG, PREFILL, DECODE)
+    if not a.skip_sweep:
+        report["sweep"] = sweep_rows(rates, a.requests, a.data_dir)
+        report["goodput"] = goodput(a.data_dir)
     if a.guidellm:
-        proc, url = start_server()
-        try:
-            with tempfile.TemporaryDirectory() as folder:
-                g = guidellm(a.guidellm, a.tokenizer, url, 2.2, 60, Path(folder))
-            with tempfile.TemporaryDirectory() as folder:     # one worker process: one generator
-                report["guidellm_one_worker"] = guidellm(a.guidellm, a.tokenizer, url, 2.2, 60, Path(folder), workers=1)
-            print(json.dumps({"guidellm_one_worker": report["guidellm_one_worker"]}, indent=1))
-            sweep = ours(url, (2.2,), 60, a.data_dir)
-            point = sweep.points[0]
-            sends = sorted(s["due"] + s["lag"] for s in point.sent)
-            band = p50_over_runs(2.2, 60, SLOTS, LATENCY, prefill, service, 1000)
-            report["guidellm"] = g
-            report["evalsuite"] = {"ttft_p50_ms": point.ttft_ms[0], "sent_rate": point.achieved_rate,
-                                   "lag_p99_ms": point.lag_ms[1], "sim_sends_p50_ms": 1000 * sim_p50(sends),
-                                   "sim_band_ms": [1000 * x for x in band]}
-            print(json.dumps({"guidellm": g, "evalsuite": report["evalsuite"]}, indent=1))
-        finally:
-            proc.terminate()
-            proc.wait(10)
+        # a fresh server for each client: GuideLLM's seeded prompts are the same in every run, and
+        # the paced server's prefix cache would serve a second run's from the first's
+        def fresh(run):
+            proc, url = start_server()
+            try:
+                return run(url)
+            finally:
+                proc.terminate()
+                proc.wait(10)
+
+        def gl(workers):
+            def run(url):
+                with tempfile.TemporaryDirectory() as folder:
+                    return guidellm(a.guidellm, a.tokenizer, url, 2.2, 60, Path(folder), workers=workers)
+            return run
+
+        report["guidellm"] = fresh(gl(None))
+        report["guidellm_one_worker"] = fresh(gl(1))     # one worker process: one generator
+        point = fresh(lambda url: ours(url, (2.2,), 60, a.data_dir)).points[0]
+        sends = sorted(s["due"] + s["lag"] for s in point.sent)
+        band = p50_over_runs(2.2, 60, SLOTS, LATENCY, prefill, service, 1000)
+        report["evalsuite"] = {"ttft_p50_ms": point.ttft_ms[0], "sent_rate": point.achieved_rate,
+                               "lag_p99_ms": point.lag_ms[1], "sim_sends_p50_ms": 1000 * sim_p50(sends),
+                               "sim_band_ms": [1000 * x for x in band]}
+        print(json.dumps({k: report[k] for k in ("guidellm", "guidellm_one_worker", "evalsuite")}, indent=1))
     report["load_after"] = load()
     print(f"load average before {report['load_before']:.2f}, after {report['load_after']:.2f}")
     if a.out:
