@@ -57,7 +57,8 @@ def check_grid(p, exact_prompt: bool = True):
             parts = r.ttft_parts
             # the TTFT broken down: the parts add up to it, the rest named
             assert parts is not None and "unaccounted" in parts["text"] or "not exposed" in parts["text"], parts
-            known = [parts[k] for k in ("connect", "send", "queue", "prefill", "unaccounted") if parts[k] is not None]
+            known = [parts[k] for k in ("connect", "send", "queue", "prefill", "server_other", "unaccounted")
+                     if parts.get(k) is not None]
             assert parts["unaccounted"] is None or abs(sum(known) - parts["ttft"]) < 1e-9, parts
 
 
@@ -115,12 +116,14 @@ def test_vllm_profile_with_ngram_speculation(vllm_py, tiny_hf, data_dir):
 @pytest.mark.llamacpp_server
 def test_llama_server_depth_past_its_context_is_that_rows_error(llama_server_bin, small_gguf, data_dir):
     with LlamaCppServer(small_gguf, n_ctx=1024) as server:
-        p = profile(grid(server.url, data_dir, pp=(32,), tg=(4,), depth=(2048, 0), concurrency=(1,), runs=1,
+        # tg 8: a 3-token decode span of the tiny GGUF (~10 ms) is below the floor, flagged rather than a rate
+        p = profile(grid(server.url, data_dir, pp=(32,), tg=(8,), depth=(2048, 0), concurrency=(1,), runs=1,
                          extra_body=ASCII))
     deep = [r for r in p.rows if r.depth == 2048]
     assert p.status == "finished" and len(deep) == 2
     assert all("exceeds the available context size" in r.error and r.figure.mean is None for r in deep), deep
-    assert all(r.error is None and r.figure.mean > 0 for r in p.rows if r.depth == 0)
+    # a figure, or its span below the floor, said (a 32-token prefill of the tiny GGUF lasts ~2 ms)
+    assert all(r.error is None and ((r.figure.mean or 0) > 0 or r.below_floor == r.runs) for r in p.rows if r.depth == 0)
 
 
 @pytest.mark.llamacpp_server
