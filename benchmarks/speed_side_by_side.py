@@ -207,10 +207,12 @@ def rounds(tools: dict, n: int) -> dict:
     return out
 
 
-def print_table(report: dict) -> None:
-    def f(x, d=1):
-        return "—" if x is None else f"{x:.{d}f}"
+def f(x, d=1) -> str:
+    """A figure for the markdown table: a dash where there is none."""
+    return "—" if x is None else f"{x:,.{d}f}"
 
+
+def print_table(report: dict) -> None:
     print("| server | c | figure | evalsuite speed | llama-benchy | vllm bench serve |")
     print("|---|---|---|---:|---:|---:|")
     for server in ("llama-server", "vllm"):

@@ -485,6 +485,12 @@ def speed(
     max_restarts: int = typer.Option(3, min=0, metavar="N", help=_help("--max-restarts", "With --serve.")),
     serve_hang_timeout: float = typer.Option(120.0, help=_help("--serve-hang-timeout")),
     api_key_env: Optional[str] = typer.Option(None, help=_help("--api-key-env")),
+    replay: Optional[Path] = typer.Option(None, metavar="FILE", help="Replay a logged conversation (OpenAI chat JSONL: one message a line, or one conversation a line) turn by turn, each assistant turn sent with everything before it: per-turn context, cached tokens, TTFT, prefill and decode; mean/median decode, jitter (CV), worst turn, retention, cache hit share."),
+    session: Optional[int] = typer.Option(None, metavar="TURNS", help="A synthetic session from the packs' text: TURNS turns whose context grows to --depth (the last), --tg tokens a turn; reported as --replay."),
+    rate: Optional[str] = typer.Option(None, metavar="R,R", help="Load by arrival rate: requests per second (Poisson, seeded; inf: all at once), e.g. 0.5,1,2,inf: TTFT/ITL/TPOT p50/p90/p99, goodput with --slo, the knee, the client's lag behind the schedule. With --replay/--session, sessions arrive at the rate. -e URL1,URL2 spreads them over endpoints."),
+    slo: Optional[str] = typer.Option(None, metavar="LIST", help="With --rate: limits a request must meet to count as good, e.g. ttft=1s,tpot=60ms (also itl=, e2e=, share=0.9: the share of requests a rate needs to be within the SLO)."),
+    requests: int = typer.Option(60, min=1, metavar="N", help="With --rate: requests (or sessions) per rate."),
+    rate_seed: int = typer.Option(0, metavar="N", help="With --rate: the seed of the Poisson arrivals (the same seed, the same schedule)."),
     quiet: bool = _quiet(),
     old_output: Optional[str] = _old("--output", "-o"),
     old_seed: Optional[int] = _old("--seed"),
@@ -506,7 +512,8 @@ def speed(
         output=output, label=label, api=api, ignore_eos=ignore_eos, extra_body=extra_body, timeout=timeout,
         seed=text_seed, warmup=warmup, compare=compare_with, serve=serve, sets=set_, run_dir=run_dir,
         serve_timeout=serve_timeout, max_restarts=max_restarts, serve_hang_timeout=serve_hang_timeout,
-        api_key_env=api_key_env, quiet=quiet, argv=tuple(["evalsuite"] + sys.argv[1:]), echo=typer.echo))
+        api_key_env=api_key_env, quiet=quiet, replay=replay, session_turns=session, rate=rate, slo=slo,
+        requests=requests, rate_seed=rate_seed, argv=tuple(["evalsuite"] + sys.argv[1:]), echo=typer.echo))
 
 
 @app.command("svg-render")

@@ -26,6 +26,13 @@ What it programs, each a figure the profile must find again:
   mean_length tokens on average, so the counters move by drafts = ceil(tokens / mean_length),
   draft tokens = k * drafts and accepted = tokens - drafts (acceptance (mean_length - 1) / k);
 - a context of `context` tokens: a request past it gets vLLM's HTTP 400 "maximum context length";
+- `slots=N`: at most N completion requests are served at once (llama-server's -np, vLLM's
+  max_num_seqs); the others wait in a first-come queue for a free slot, and the wait is the
+  queue time of vLLM's histogram;
+- vLLM-style histograms at /metrics (sum and count of each request's queue time, prefill time
+  and time to first token) and the generated-token counter;
+- `slow_every=N`: every N-th completion request (by the server's count) decodes `slow_factor`
+  times slower (a planted SLO miss; `served` says which);
 - `die_after=N`: the server stops (connections cut, nothing listening) on its N-th completion request;
 - `flood=True`: no pacing at all, every token event built before and written in one block (a
   server faster than any client: the client's CPU is then what limits the stream).
@@ -79,14 +86,20 @@ class PacedServer:
                  cache_block: int = 16, spec: tuple[int, float] | None = None, usage: bool = True,
                  with_tokenize: bool = True, timings: bool = False, role_chunk: bool = True, die_after: int | None = None,
                  decode_jitter: float = 0.0, flood: bool = False, port: int = 0, model: str = MODEL,
-                 jitter_seed: int = 0):
+                 jitter_seed: int = 0, slots: int | None = None, slow_every: int | None = None,
+                 slow_factor: float = 4.0):
         self.prefill_rate, self.decode_rate, self.decode_halving = prefill_rate, decode_rate, decode_halving
         self.stream_slowdown, self.latency, self.context = stream_slowdown, latency, context
         self.prefix_cache, self.cache_block, self.spec, self.usage = prefix_cache, cache_block, spec, usage
         self.with_tokenize, self.timings, self.role_chunk, self.die_after = with_tokenize, timings, role_chunk, die_after
         self.decode_jitter = decode_jitter   # each request's decode rate times 1 ± this (by its prompt's hash)
         self.jitter_seed = jitter_seed       # two servers with other seeds jitter the same prompt apart
-        self.model, self.flood = model, flood
+        self.model, self.flood, self.slots = model, flood, slots
+        self.slow_every, self.slow_factor = slow_every, slow_factor
+        self._slots: asyncio.Semaphore | None = None
+        self.histograms = {"queue": [0.0, 0], "prefill": [0.0, 0], "ttft": [0.0, 0]}
+        self.generated = 0
+        self.served: list[dict[str, Any]] = []   # per answered request: prompt, cached, queue_s, prefill_s
         self._blobs: dict[bool, list[bytes]] = {}
         self.port = port
         self.vocab: dict[int, str] = {}
@@ -164,6 +177,8 @@ class PacedServer:
         return self
 
     async def _start_site(self) -> None:
+        if self.slots:
+            self._slots = asyncio.Semaphore(self.slots)
         app = web.Application()
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._complete)
@@ -172,6 +187,8 @@ class PacedServer:
             app.router.add_post("/tokenize", self._tokenize)
             app.router.add_post("/detokenize", self._detokenize)
         app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/health", self._health)      # vLLM's and llama-server's (GuideLLM asks it first)
+        app.router.add_get("/served", self._served)      # the ground truth, for a server in a process of its own
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
@@ -238,6 +255,12 @@ class PacedServer:
         return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "paced",
                                                               "max_model_len": self.context}]})
 
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def _served(self, request: web.Request) -> web.Response:
+        return web.json_response({"served": self.served})
+
     async def _tokenize(self, request: web.Request) -> web.Response:
         self.tokenize_calls += 1
         body = await request.json()
@@ -254,41 +277,58 @@ class PacedServer:
         return web.json_response({"content": text, "prompt": text})
 
     async def _metrics(self, request: web.Request) -> web.Response:
+        labels = f'{{engine="0",model_name="{self.model}"}}'
+        lines = [f"vllm:num_requests_running{labels} {self.active}", f"vllm:generation_tokens_total{labels} {self.generated}.0"]
+        for part, name in (("queue", "request_queue_time_seconds"), ("prefill", "request_prefill_time_seconds"),
+                           ("ttft", "time_to_first_token_seconds")):
+            total, count = self.histograms[part]
+            lines += [f"vllm:{name}_sum{labels} {total}", f"vllm:{name}_count{labels} {count}.0"]
         if self.spec is None:
-            return web.Response(text="# no speculation\nvllm:num_requests_running 0\n")
+            return web.Response(text="\n".join(lines) + "\n")
         c = self.counters
-        lines = ["# HELP vllm:spec_decode_num_drafts_total drafts", "# TYPE vllm:spec_decode_num_drafts_total counter",
+        lines += ["# HELP vllm:spec_decode_num_drafts_total drafts", "# TYPE vllm:spec_decode_num_drafts_total counter",
                  f'vllm:spec_decode_num_drafts_total{{engine="0",model_name="{self.model}"}} {c["drafts"]}.0',
                  f'vllm:spec_decode_num_draft_tokens_total{{engine="0",model_name="{self.model}"}} {c["draft_tokens"]}.0',
                  f'vllm:spec_decode_num_accepted_tokens_total{{engine="0",model_name="{self.model}"}} {c["accepted"]}.0']
         return web.Response(text="\n".join(lines) + "\n")
 
     async def _complete(self, request: web.Request) -> web.StreamResponse:
+        # the server's own work (parsing, tokenizing, matching the cache) is inside the programmed
+        # round trip and prefill, not on top of them: on a loaded machine it is milliseconds
+        arrived = asyncio.get_running_loop().time()
         body = await request.json()
         self.completions += 1
+        slow = bool(self.slow_every and self.completions % self.slow_every == 0)   # by arrival
         if self.die_after is not None and self.completions >= self.die_after:
             self._die()
             await asyncio.sleep(3600)
         chat = request.path.endswith("/chat/completions")
         text = chatml(body.get("messages") or []) if chat else str(body.get("prompt", ""))
         ids = self.ids(text)
-        max_tokens = int(body.get("max_tokens") or 16)
-        await asyncio.sleep(self.latency)
+        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
+        await asyncio.sleep(max(0.0, self.latency - (asyncio.get_running_loop().time() - arrived)))
         if len(ids) + max_tokens > self.context:
             return web.json_response({"error": {"message": f"This model's maximum context length is {self.context} tokens. "
                                                 f"However, you requested {len(ids) + max_tokens} tokens "
                                                 f"({len(ids)} in the messages, {max_tokens} in the completion).",
                                                 "type": "BadRequestError", "code": 400}}, status=400)
+        queued = asyncio.get_running_loop().time()
+        if self._slots is not None:
+            await self._slots.acquire()
         flight = Flight(time.perf_counter())
         self.flights.append(flight)
         self.active += 1
         try:
-            return await self._answer(request, body, chat, ids, max_tokens)
+            received = asyncio.get_running_loop().time()
+            return await self._answer(request, body, chat, ids, max_tokens, received - queued, slow, received)
         finally:
             self.active -= 1
             flight.ended = time.perf_counter()
+            if self._slots is not None:
+                self._slots.release()
 
-    async def _answer(self, request, body, chat, ids, max_tokens) -> web.StreamResponse:
+    async def _answer(self, request, body, chat, ids, max_tokens, queue_s: float = 0.0,
+                      slow: bool = False, received: float | None = None) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         cached = self.cached(ids)
         self.remember(ids)
@@ -303,7 +343,7 @@ class PacedServer:
         async def send(event: dict) -> None:
             await response.write(b"data: " + json.dumps(event).encode() + b"\n\n")
 
-        t0 = loop.time()
+        t0 = loop.time() if received is None else received
         if stream and chat and self.role_chunk:
             await send(dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]))
         prefill = (len(ids) - cached) / self.prefill_rate
@@ -311,6 +351,8 @@ class PacedServer:
         jitter = 1.0
         if self.decode_jitter:
             jitter = 1 + self.decode_jitter * ((zlib.crc32(bytes(str(ids[:64]), "ascii"), self.jitter_seed) % 2001) / 1000.0 - 1)
+        if slow:
+            jitter *= self.slow_factor
         self.jitters.append(jitter)
         pieces = []
         if self.flood and stream:
@@ -326,6 +368,12 @@ class PacedServer:
             pieces = [""] * max_tokens
         for n in range(0 if self.flood and stream else max_tokens):
             await asyncio.sleep(max(0.0, deadline - loop.time()))
+            if n == 0:
+                self.histograms["queue"][0] += queue_s
+                self.histograms["prefill"][0] += prefill
+                self.histograms["ttft"][0] += queue_s + loop.time() - t0   # from arrival: the round trip is the network's
+                for part in self.histograms:
+                    self.histograms[part][1] += 1
             piece = " " + WORDS[(n * 7 + len(ids)) % len(WORDS)]
             pieces.append(piece)
             if stream:
@@ -337,6 +385,9 @@ class PacedServer:
         prompt_ms = 1000 * prefill
         predicted_ms = 1000 * (loop.time() - t0 - prefill)
         tokens = len(pieces)
+        self.generated += tokens
+        self.served.append({"prompt": len(ids), "cached": cached, "queue_s": queue_s, "prefill_s": prefill,
+                            "tokens": tokens, "slow": slow})
         usage = {"prompt_tokens": len(ids), "completion_tokens": tokens, "total_tokens": len(ids) + tokens,
                  "prompt_tokens_details": {"cached_tokens": cached}}
         extra: dict[str, Any] = {}
@@ -382,11 +433,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--spec", default=None, help="K,MEAN_LENGTH")
     p.add_argument("--flood", action="store_true")
     p.add_argument("--timings", action="store_true")
+    p.add_argument("--slots", type=int, default=None)
+    p.add_argument("--slow-every", type=int, default=None)
+    p.add_argument("--decode-halving", type=float, default=None,
+                   help="decode slows as decode_rate / (1 + prompt / this)")
     a = p.parse_args(argv)
     spec = tuple(float(x) for x in a.spec.split(",")) if a.spec else None
     server = PacedServer(prefill_rate=a.prefill_rate, decode_rate=a.decode_rate, latency=a.latency, context=a.context,
                          die_after=a.die_after, spec=(int(spec[0]), spec[1]) if spec else None, flood=a.flood, timings=a.timings,
-                         port=a.port).start()
+                         port=a.port, slots=a.slots, decode_halving=a.decode_halving,
+                         slow_every=a.slow_every).start()
     print(server.port, flush=True)
     try:
         while server._thread is not None and server._thread.is_alive() and not server.dead:

@@ -43,13 +43,14 @@ def modules_of(package: str) -> tuple[str, ...]:
 # module is placed in the floors' rules here, on purpose, not by accident of its folder.
 ROOMS = {
     "evalsuite.run": ("settings", "items", "records", "runner", "scheduler", "grading", "progress", "resume", "manifest"),
-    "evalsuite.client": ("endpoint", "exchange", "stream", "logprobs", "errors"),
+    "evalsuite.client": ("endpoint", "exchange", "stream", "logprobs", "errors", "phases"),
     "evalsuite.svg": ("render", "judge"),
     "evalsuite.analysis.gate": ("decide", "settings", "checks", "power", "junit"),
     "evalsuite.analysis.compare": ("comparison", "tables", "sweep"),
     "evalsuite.analysis.sampling": ("estimators", "compare", "report"),
-    "evalsuite.speed": ("settings", "text", "prompts", "endpoint", "measure", "profile", "rows", "command",
-                        "sweep", "pack_sweep", "compare", "table", "html", "plots", "stats"),
+    "evalsuite.speed": ("settings", "text", "prompts", "endpoint", "measure", "profiling", "rows", "command",
+                        "sweep", "pack_sweep", "compare", "table", "html", "plots", "stats", "figures", "quantile", "load", "load_rows",
+                        "replay", "replay_rows"),
 }
 # of the client, what analyses may import: the plain values of an exchange and logprob entries as
 # records keep them; the rest sends requests or classifies its failures (client/errors.py: an

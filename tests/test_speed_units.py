@@ -11,7 +11,8 @@ import pytest
 from evalsuite.client.errors import UsageError
 from evalsuite.speed.compare import compare_profiles
 from evalsuite.speed.endpoint import EndpointError, Sample
-from evalsuite.speed.measure import BenchTest, Measured, aggregate, decode_rate, prefill_rate, rows_of
+from evalsuite.speed.figures import aggregate, decode_rate, prefill_rate, rows_of
+from evalsuite.speed.measure import BenchTest, Measured
 from evalsuite.speed.rows import Profile, ProfileError, Row, Soak, is_profile_file, read_profile, write_profile
 from evalsuite.speed.settings import SpeedSettings, check, parse_duration, parse_ints, parse_workloads
 from evalsuite.speed.stats import percentile, ratio, summarize
@@ -133,7 +134,8 @@ def test_a_profile_round_trips_through_json(tmp_path):
     assert back.rows == p.rows and back.soak == p.soak and back.label == "off"
     data = json.loads(path.read_text())
     assert data["kind"] == "evalsuite.speed" and data["rows"][1]["ci95"] is not None
-    assert data["soak"]["aggregate"] == {"mean": 55.0, "min": 50.0, "max": 60.0}
+    assert data["soak"]["aggregate"] == {"mean": 55.0, "median": 55.0, "p10": 51.0, "p90": 59.0, "min": 50.0,
+                                         "max": 60.0}
     (tmp_path / "other.json").write_text('{"counts": {}}')
     with pytest.raises(ProfileError, match="is not a speed profile"):
         read_profile(tmp_path / "other.json")
@@ -173,7 +175,7 @@ def test_the_speed_analyses_read_json_only():
     from test_import_graph import RUN_MACHINERY, import_graph, reachable
 
     graph = import_graph()
-    asking = {"evalsuite.speed.endpoint", "evalsuite.speed.measure", "evalsuite.speed.profile",
+    asking = {"evalsuite.speed.endpoint", "evalsuite.speed.measure", "evalsuite.speed.profiling",
               "evalsuite.speed.command", "evalsuite.speed.prompts", "evalsuite.speed.text"}
     assert asking <= set(graph)
     for module in ("compare", "html", "table", "plots", "rows", "stats"):
@@ -209,5 +211,41 @@ def test_tokens_read_in_one_block_get_no_decode_time_and_the_row_says_why():
     late = sample(ttft=0.1, last=0.1, tokens=9)          # every chunk stamped at the same instant
     pp, tg = rows_of(Measured(test, samples=[late, sample()], started=0.0, stream_ends=[1.0]), 0.0)
     assert tg.figure.values == (pytest.approx(20.0),)
-    assert any("1 request(s) without a decode time" in n for n in tg.notes), tg.notes
+    assert any("1 decode span(s) below the floor" in n for n in tg.notes) and tg.below_floor == 1, tg.notes
     assert any("1 request(s) read in clumps" in n for n in tg.notes), tg.notes
+
+
+def test_the_packages_profile_stays_a_function_after_every_module_is_imported():
+    import importlib
+
+    import evalsuite.speed as speed
+
+    for module in ("settings", "text", "prompts", "endpoint", "measure", "figures", "profiling", "rows", "command",
+                   "load", "load_rows", "replay", "replay_rows"):
+        importlib.import_module(f"evalsuite.speed.{module}")
+    from evalsuite.speed import profile
+
+    assert callable(profile) and profile is speed.profile and not isinstance(profile, type(speed))
+
+
+def test_the_page_table_and_csv_draw_a_replay_and_a_rate_sweep():
+    import math
+
+    from evalsuite.speed.html import build_page
+    from evalsuite.speed.load_rows import LoadSweep, Sent, Slo, rate_point
+    from evalsuite.speed.replay_rows import Replay, Turn
+    from evalsuite.speed.table import profile_csv, profile_table
+
+    turns = tuple(Turn(k, 1000 * k, 1000 * (k - 1), 100.0 + k, 4000.0, 60.0 / k, 16, 16) for k in range(1, 5))
+    sent = [Sent(0.5 * k, 0.001, True, 0.2 + 0.1 * k, 0.02, 1.0, 16, (0.02, 0.03)) for k in range(10)]
+    points = (rate_point(1.0, sent, 5.0, Slo(ttft=0.5), sends=[0.5 * k for k in range(10)]),
+              rate_point(math.inf, sent, 2.0, Slo(ttft=0.5), sends=[0.0] * 10))
+    p = Profile("m", "http://x/v1", (), replay=Replay("synthetic", turns), load=LoadSweep(points, Slo(ttft=0.5)))
+    back = Profile.from_dict(json.loads(json.dumps(p.to_dict())))
+    assert back.replay.summary() == p.replay.summary() and back.load.knee is None
+    assert p.replay.summary()["retention"] == pytest.approx(0.25) and p.replay.summary()["worst_turn"] == 4
+    table = profile_table(back)
+    assert "jitter (CV)" in table and "retention first to last 0.250" in table and "knee: none of the rates" in table
+    assert profile_csv(back).splitlines()[0].startswith("model,rate (req/s)")
+    page = build_page([back])
+    assert "Replayed session" in page and "Load by arrival rate" in page and page.count("<img") == 2

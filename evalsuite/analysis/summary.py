@@ -118,6 +118,10 @@ def summarize(manifest: dict[str, Any], records: list[dict[str, Any]], categorie
         for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens")
     }
     summary["timing"] = timing_medians(timing)
+    from .ttft_parts import run_breakdown
+
+    parts = run_breakdown(answered)    # where the first-token wait went: medians of its parts
+    summary["first_token"] = parts.to_dict() if parts is not None else None
     summary["rescued"] = [
         {"id": r["id"], "method": r["verdict"].get("method"), "reason": r["verdict"].get("reason"),
          "extracted": r.get("extracted"), "gold": r.get("gold")}
@@ -272,6 +276,13 @@ def format_summary(summary: dict[str, Any], manifest: dict[str, Any] | None = No
     else:
         lines.append(f"median time: first token {over(tim['ttft_s'], ' s')}, first answer token {over(tim['ttfa_s'], ' s')}, "
                      f"total {over(tim['total_s'], ' s')}")
+    parts = summary.get("first_token")
+    if parts and parts.get("n"):
+        from .ttft_parts import TtftParts
+
+        breakdown = TtftParts.from_dict(parts)
+        lines.append(f"first token, medians over {parts['n']} records: {breakdown.text('s')}"
+                     + (" (server: llama-server's timings)" if parts.get("server_source") == "timings" else ""))
     if summary.get("looped"):
         loops = summary["looped"]
         tokens = sum(x["completion_tokens"] or 0 for x in loops)
@@ -317,8 +328,8 @@ def show_main(run_dir: Any, json_out: bool = False, echo: Any = print) -> int:
 
     from ..store import BULKY_FIELDS, RunFolderError, finish_pending, load_run
 
-    try:
-        run_ = load_run(run_dir, drop=BULKY_FIELDS)
+    try:   # server_timings kept: the first token's breakdown reads llama-server's prompt_ms
+        run_ = load_run(run_dir, drop=tuple(f for f in BULKY_FIELDS if f != "server_timings"))
     except RunFolderError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ from .errors import (
     status_message,
 )
 from .exchange import Decoding, Request, Response
+from .phases import Phases, trace_configs
 from ..store import TokenColumns
 from .stream import ThinkSplitter, add_chat_tokens, add_legacy_tokens
 
@@ -139,6 +140,7 @@ class Endpoint:
             self._session = aiohttp.ClientSession(
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.timeout),
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                trace_configs=trace_configs(),   # the steps before the first byte (phases.py): once per request
                 headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
                          "Accept": "text/event-stream"})
         return self._session
@@ -339,8 +341,9 @@ class Endpoint:
         server_timings = None
         tokens: TokenColumns | None = TokenColumns() if decoding.logprobs is not None else None
         response_model = None
-        ttft = ttfa = None
+        ttft = ttfa = first_chunk = None
         events = 0
+        phases = Phases(t0)
         splitter = ThinkSplitter()
         unscored = 0   # entries without a number, and chunks of text that came with no logprobs
 
@@ -390,9 +393,12 @@ class Endpoint:
         if self.stream if streamed is None else streamed:
             body = {**params, **extra_body}   # extra_body merged into the JSON as the SDK does
             try:
-                async with aclosing(self._sse("/chat/completions" if chat else "/completions", body, progress)) as chunks:
+                async with aclosing(self._sse("/chat/completions" if chat else "/completions", body, progress,
+                                              phases)) as chunks:
                     async for chunk in chunks:
                         events += 1
+                        if events == 1:
+                            first_chunk = time.perf_counter() - t0
                         if progress is not None:
                             progress["events"] = events
                         take(chunk)
@@ -440,13 +446,15 @@ class Endpoint:
         return Response(
             answer=answer_text, reasoning=reasoning_text, reasoning_source=reasoning_source,
             finish_reason=finish_reason, usage=usage_dict(usage),
-            timing={"started_at": started_at, "ttft_s": ttft, "ttfa_s": ttfa, "total_s": total},
+            timing={"started_at": started_at, "ttft_s": ttft, "ttfa_s": ttfa, "total_s": total,
+                    **_first_token_steps(phases, first_chunk, ttft)},
             server_timings=server_timings, logprobs=tokens, model=response_model, endpoint=self.url,
             # only "partly": a server that sent no logprobs at all is told apart by its empty tokens
             logprobs_missing=unscored if tokens is not None and len(tokens) else 0,
         )
 
-    async def _sse(self, path: str, body: dict[str, Any], progress: dict[str, Any] | None):
+    async def _sse(self, path: str, body: dict[str, Any], progress: dict[str, Any] | None,
+                   phases: Phases | None = None):
         """The JSON objects of a server-sent event stream, up to `data: [DONE]` or the end.
         HTTP errors raise EndpointError (classified); transport failures _StreamFailed; an
         `error` event or object in the stream EndpointError("stream_broken")."""
@@ -454,7 +462,7 @@ class Endpoint:
 
         opened = False
         try:
-            response = await self.session().post(self.base_url + path, data=_dumps(body))
+            response = await self.session().post(self.base_url + path, data=_dumps(body), trace_request_ctx=phases)
         except (aiohttp.ClientError, OSError) as e:
             raise _StreamFailed(e, False) from None
         try:
@@ -528,6 +536,17 @@ class Endpoint:
         # its retries like a 5xx instead of waiting for a "down" server (--max-downtime)
         return EndpointError("stream_broken", f"connection {'cut mid-stream' if opened else 'reset before any answer'}: "
                                               f"{root_cause(e)}")
+
+
+def _first_token_steps(phases: Phases, first_chunk: float | None, ttft: float | None) -> dict[str, Any]:
+    """The record's optional timing fields before the first token (docs/records.md): connect_s,
+    written_s, first_byte_s, first_chunk_s; none of them for an unstreamed answer."""
+    if ttft is None:
+        return {}
+    out = phases.as_timing()
+    if first_chunk is not None:
+        out["first_chunk_s"] = first_chunk
+    return out
 
 
 async def _drain(response: Any) -> None:

@@ -4,7 +4,8 @@ OpenAI-compatible endpoint, measured on the packs' own text (docs/speed.md).
 A profile: prompts sized by the server's own token counts (prompts.py, from text.py's
 corpora), the measuring loop kept full at each concurrency (measure.py), the speculation
 counters before and after each test, and rows -> table / JSON / HTML (rows.py, table.py,
-html.py, plots.py). It asks endpoints, so it sits beside the run machinery, through one door
+html.py, plots.py); a session replayed turn by turn (replay.py, replay_rows.py); load by arrival
+rate with goodput and the client's lag (load.py, load_rows.py). It asks endpoints, so it sits beside the run machinery, through one door
 (endpoint.py); sweep.py profiles one server per setting, pack_sweep.py after each run of `evalsuite sweep
 --speed`; its analyses (compare.py: two profiles; html.py: the page) read its JSON only.
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from .endpoint import UsageError, managed_server
-from .profile import measure_profile
+from .profiling import measure_profile
 from .rows import Profile, write_profile
 from .settings import SpeedSettings, check
 
@@ -56,6 +56,9 @@ def exit_code(profile: Profile) -> int:
     if profile.status == "interrupted":
         return EXIT_INTERRUPTED
     if any(r.error or r.failed for r in profile.rows) or (profile.soak and profile.soak.failed):
+        return EXIT_ERRORS
+    if (profile.load and any(p.failed for p in profile.load.points)) or \
+            (profile.replay and any(t.error for t in profile.replay.turns)):
         return EXIT_ERRORS
     return EXIT_OK
 
@@ -107,6 +110,10 @@ def speed_main(settings: SpeedSettings, echo: Callable[[str], None] | None = Non
 
     try:
         check(settings)
+        if settings.replay is not None:
+            from .replay import read_conversations
+
+            read_conversations(settings.replay)   # a bad file is said before any server is asked
         for path, option in ((settings.json_path, "--json"), (settings.html_path, "--html")):
             if path is not None and not Path(path).parent.exists():
                 raise UsageError(f"{option} {path}: the folder {Path(path).parent} does not exist")
@@ -145,10 +152,11 @@ def finish(profile: Profile, settings: SpeedSettings, out: Callable[[str], None]
 
 def speed_cli(*, pp: str | None, tg: str | None, depth: str | None, concurrency: str | None, workload: str | None,
               duration: str | None, extra_body: str | None, compare=None, sets=(), run_dir: Path | None = None,
-              echo: Callable[[str], None] | None = None, **fields) -> int:
+              rate: str | None = None, slo: str | None = None, echo: Callable[[str], None] | None = None,
+              **fields) -> int:
     """The command line's `evalsuite speed`: its options as typed -> SpeedSettings, then the
     compare (--compare A B), the sweep (--serve with --set) or the profile. Returns the exit code."""
-    from .settings import parse_duration, parse_ints, parse_workloads
+    from .settings import parse_duration, parse_ints, parse_rates, parse_slo, parse_workloads
 
     if compare:
         from .compare import compare_main
@@ -158,8 +166,10 @@ def speed_cli(*, pp: str | None, tg: str | None, depth: str | None, concurrency:
         extra = json.loads(extra_body) if extra_body else {}
         if not isinstance(extra, dict):
             raise UsageError("--extra-body must be a JSON object")
+        tgs = parse_ints(tg, "--tg", 1, (128,))
         settings = SpeedSettings(
-            pp=parse_ints(pp, "--pp", 1, (512,)), tg=parse_ints(tg, "--tg", 1, (128,)),
+            rates=parse_rates(rate), slo=parse_slo(slo), turn_tokens=tgs[0] if tg is not None else None,
+            pp=parse_ints(pp, "--pp", 1, (512,)), tg=tgs,
             depth=parse_ints(depth, "--depth", 0, (0,)), concurrency=parse_ints(concurrency, "--concurrency", 1, (1,)),
             workloads=parse_workloads(workload), duration_s=parse_duration(duration), extra_body=extra, **fields)
     except json.JSONDecodeError as e:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..client.endpoint import Endpoint, api_key_from_env, loads_json, now_iso, redact_url
+from ..client.phases import Phases
 from ..engines import reasoning_of, server_timings_of
 from ..engines.base import root
 from ..client.errors import EndpointError, UsageError, classify_status, connection_kind, root_cause, status_message
@@ -27,6 +28,13 @@ __all__ = ["SpeedEndpoint", "Sample", "Counters", "EndpointError", "UsageError",
            "redact_url", "counters_from_timings", "managed_server", "engine_name", "sweep_commands"]
 
 DRAFTS_SUFFIX = "spec_decode_num_drafts_total"     # vLLM: drafting steps
+# the engine's own count of generated tokens (vLLM, SGLang; llama-server with --metrics)
+GENERATED_SUFFIXES = ("generation_tokens_total", "tokens_predicted_total")
+# the server's histograms of where a request's first-token wait went (vLLM's names; SGLang's are
+# read by the same suffixes): (sum, count) of each, before and after a test
+HISTOGRAMS = {"queue": "request_queue_time_seconds", "prefill": "request_prefill_time_seconds",
+              "ttft": "time_to_first_token_seconds"}
+SGLANG_HISTOGRAMS = {"queue": "queue_time_seconds"}
 MAX_TOKENIZE_BYTES = 16 << 20
 
 
@@ -46,6 +54,21 @@ class Sample:
     token_times: array = field(default_factory=lambda: array("d"))   # each content chunk's arrival
     token_chars: array = field(default_factory=lambda: array("l"))   # and the characters it carried
     error: EndpointError | None = None
+    cached_source: str | None = None   # "usage" (prompt_tokens_details) or "timings" (llama-server's cache_n)
+    phases: Mapping[str, Any] | None = None   # connect_s, written_s, first_byte_s (client/phases.py)
+    cut: bool = False                  # stopped at the caller's deadline (`cut_at`): no usage, its chunks so far
+
+    def processed_tokens(self) -> int | None:
+        """The prompt tokens the server processed (not served from its cache), both counts from
+        one source: usage's prompt_tokens less its cached_tokens, or llama-server's timings
+        (prompt_n) where only they say what was cached."""
+        if self.cached_source == "timings" and isinstance(self.timings, Mapping):
+            n = _int(self.timings.get("prompt_n"))
+            if n is not None:
+                return n
+        if self.prompt_tokens is None:
+            return None
+        return self.prompt_tokens - (self.cached_tokens or 0)
 
     def chunk_tokens(self) -> list[float]:
         """The tokens each content chunk carried: one each when there are as many chunks as
@@ -70,10 +93,13 @@ class Sample:
 
 @dataclass(frozen=True)
 class Counters:
-    """The engine's speculation counters at one moment (/metrics)."""
-    drafted: float
-    accepted: float
+    """The engine's counters at one moment (/metrics): speculation, generated tokens, and the
+    (sum, count) of the histograms of the first-token wait."""
+    drafted: float | None
+    accepted: float | None
     drafts: float | None               # drafting steps, where the engine counts them (vLLM)
+    generated: float | None = None     # tokens generated, the engine's own count
+    histograms: Mapping[str, tuple[float, float]] = field(default_factory=dict)   # "queue" -> (sum s, count)
 
 
 class SpeedEndpoint:
@@ -177,39 +203,54 @@ class SpeedEndpoint:
             return sum(values) if values else None
 
         drafted, accepted = total(DRAFTED_SUFFIX), total(ACCEPTED_SUFFIX)
-        if drafted is None and accepted is None:
+        generated = next((g for g in (total(x) for x in GENERATED_SUFFIXES) if g is not None), None)
+        histograms = {}
+        for part, name in (*HISTOGRAMS.items(), *SGLANG_HISTOGRAMS.items()):
+            sums, counts = total(name + "_sum"), total(name + "_count")
+            if sums is not None and counts is not None and part not in histograms:
+                histograms[part] = (sums, counts)
+        if drafted is None and accepted is None and generated is None and not histograms:
             return None
-        return Counters(drafted or 0.0, accepted or 0.0, total(DRAFTS_SUFFIX))
+        return Counters(drafted, accepted, total(DRAFTS_SUFFIX), generated, histograms)
 
     def body(self, model: str, text: str, max_tokens: int, ignore_eos: bool, extra: Mapping[str, Any]) -> dict:
+        return self.body_messages(model, [{"role": "user", "content": text}], max_tokens, ignore_eos, extra)
+
+    def body_messages(self, model: str, messages: list[dict[str, Any]], max_tokens: int, ignore_eos: bool,
+                      extra: Mapping[str, Any]) -> dict:
+        """A streamed request of `messages` (chat), or of their texts joined (completions)."""
         body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0.0, "stream": True,
                                 "stream_options": {"include_usage": True}}
         if ignore_eos:
             body["ignore_eos"] = True      # llama-server and vLLM: exactly max_tokens tokens
         if self.api == "chat":
-            body["messages"] = [{"role": "user", "content": text}]
+            body["messages"] = messages
         else:
-            body["prompt"] = text
+            body["prompt"] = "\n\n".join(str(m.get("content") or "") for m in messages)
         body.update(extra)
         return body
 
-    async def stream(self, body: Mapping[str, Any]) -> Sample:
+    async def stream(self, body: Mapping[str, Any], cut_at: float | None = None) -> Sample:
         """One streamed request, measured. Never raises for the endpoint's failures: they come
         back as the Sample's error (kind and message as the run's client names them). A send
         that fails before any answer (a pooled keep-alive connection the server had closed) is
-        sent once more on a fresh one: nothing was measured yet."""
-        sample = await self._stream(body)
+        sent once more on a fresh one: nothing was measured yet. `cut_at` (a perf_counter
+        instant): the request is stopped there and comes back `cut`, with the chunks it had."""
+        sample = await self._stream(body, cut_at)
         if sample.error is not None and sample.ttfr is None and sample.error.kind == "stream_broken" \
                 and "cannot reach" in sample.error.message:
-            sample = await self._stream(body)
+            sample = await self._stream(body, cut_at)
         return sample
 
-    async def _stream(self, body: Mapping[str, Any]) -> Sample:
+    async def _stream(self, body: Mapping[str, Any], cut_at: float | None = None) -> Sample:
         import aiohttp
 
         chat = self.api == "chat"
         path = "/chat/completions" if chat else "/completions"
         started = time.perf_counter()
+        phases = Phases(started)
+        limit = self.timeout if cut_at is None else max(0.0, min(self.timeout, cut_at - started))
+        cut = False
         clock = time.perf_counter
         ttfr = ttft = last = None
         chunks = 0
@@ -220,8 +261,9 @@ class SpeedEndpoint:
         sizes = array("l")
         opened = False
         try:
-            async with asyncio.timeout(self.timeout):
-                async with self.session().post(self.base_url + path, data=_dumps(body)) as response:
+            async with asyncio.timeout(limit):
+                async with self.session().post(self.base_url + path, data=_dumps(body),
+                                               trace_request_ctx=phases) as response:
                     if response.status >= 400:
                         text = (await response.content.read(64 * 1024)).decode("utf-8", errors="replace")
                         raise classify_status(response.status, status_message(response.status, text),
@@ -281,7 +323,10 @@ class SpeedEndpoint:
         except EndpointError as e:
             error = e
         except asyncio.TimeoutError:
-            error = EndpointError("timeout", f"no complete response within {self.timeout:g} s")
+            if cut_at is not None and limit < self.timeout:
+                cut, error = True, None        # the caller's deadline, not the server's failure
+            else:
+                error = EndpointError("timeout", f"no complete response within {self.timeout:g} s")
         except (aiohttp.ClientError, OSError) as e:
             kind = connection_kind(e, opened)
             error = EndpointError("connection" if kind == "connection" else "stream_broken" if kind == "dropped"
@@ -290,17 +335,20 @@ class SpeedEndpoint:
         except (ValueError, TypeError) as e:
             error = EndpointError("stream_broken", f"broken response stream: {type(e).__name__}: {e}")
         total = clock() - started
-        prompt = completion = cached = None
+        prompt = completion = cached = cached_source = None
         if isinstance(usage, dict):
             prompt, completion = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
             details = usage.get("prompt_tokens_details")
             if isinstance(details, dict):
                 cached = _int(details.get("cached_tokens"))
+                cached_source = "usage" if cached is not None else None
         if cached is None and isinstance(timings, dict) and timings.get("cache_n") is not None:
             cached = _int(timings.get("cache_n"))      # llama-server: the prompt tokens its cache served
+            cached_source = "timings"
         return Sample(started=started, total=total, ttfr=ttfr, ttft=ttft, last=last, chunks=chunks,
                       prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached, timings=timings,
-                      token_times=times, token_chars=sizes, error=error)
+                      token_times=times, token_chars=sizes, error=error, cached_source=cached_source,
+                      phases=phases.as_timing() or None, cut=cut)
 
 
 def _int(x: Any) -> int | None:

@@ -11,7 +11,7 @@ from typing import Any, Sequence, TextIO
 
 from .compare import compare_profiles, comparison_cells, comparison_text  # noqa: F401  (comparison_text: report's stdout)
 from .rows import Profile, ProfileError, read_profile
-from .table import profile_cells, profile_headers, soak_text
+from .table import load_cells, load_text, profile_cells, profile_headers, replay_cells, replay_summary, soak_text
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], text: Sequence[str] = ()) -> dict[str, Any]:
@@ -31,9 +31,20 @@ def build_page(profiles: Sequence[Profile], title: str | None = None) -> str:
     sections = []
     for p in profiles:
         headers = profile_headers(p)
+        extra = []
+        if p.replay is not None:
+            h, cells = replay_cells(p)
+            extra.append({"title": "Replayed session", "lines": [replay_summary(p)],
+                          "table": _table(h, cells, text=("session", "turn", "where the TTFT went / error"))})
+        if p.load is not None:
+            h, cells = load_cells(p)
+            extra.append({"title": "Load by arrival rate", "lines": load_text(p).split("\n\n")[0:1]
+                          + [line for line in load_text(p).splitlines() if line.startswith(("knee", "rate "))],
+                          "table": _table(h, cells, text=("rate (req/s)", "within SLO", "notes"))})
         sections.append({"title": f"{p.name}: {p.status}", "notes": list(p.notes),
-                         "table": _table(headers, profile_cells(p), text=("model", "workload", "test", "acceptance", "notes")),
-                         "soak": soak_text(p) if p.soak else None})
+                         "table": _table(headers, profile_cells(p), text=("model", "workload", "test", "median [p10, p90]",
+                                                                          "acceptance", "notes")),
+                         "soak": soak_text(p) if p.soak else None, "sections": extra})
     comparison, verdict = None, None
     if len(profiles) > 1:
         rows, notes, lines = [], [], []

@@ -50,7 +50,8 @@ def tg_vs_depth(profiles: Sequence[Profile]) -> bytes | None:
 
 
 def by_concurrency(profiles: Sequence[Profile]) -> bytes | None:
-    """Per-request and aggregate decode t/s against the concurrency, at each profile's first depth."""
+    """Per-request decode, the aggregate decode (the streams' rates summed while they decode) and the
+    throughput with prefill against the concurrency, at each profile's first depth."""
     plt = _pyplot()
     drawn = False
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -68,18 +69,20 @@ def by_concurrency(profiles: Sequence[Profile]) -> bytes | None:
             drawn = True
             xs = [r.concurrency for r in line]
             ax.plot(xs, [r.figure.mean for r in line], marker="o", label=_label(p, several, workload, f"tg{tg}", "per request"))
-            agg = [(r.concurrency, r.aggregate.mean) for r in line if r.aggregate and r.aggregate.mean is not None]
             single = [(r.concurrency, r.figure.mean) for r in line if r.concurrency == 1]
-            points = sorted(single + agg)
-            if points:
-                ax.plot([x for x, _ in points], [y for _, y in points], marker="s", linestyle="--",
-                        label=_label(p, several, workload, f"tg{tg}", "aggregate"))
+            for what, name, style in (("aggregate_decode", "aggregate decode", "--"),
+                                      ("aggregate", "throughput with prefill", ":")):
+                points = sorted(single + [(r.concurrency, getattr(r, what).mean) for r in line
+                                          if getattr(r, what) is not None and getattr(r, what).mean is not None])
+                if len(points) > len(single):
+                    ax.plot([x for x, _ in points], [y for _, y in points], marker="s", linestyle=style,
+                            label=_label(p, several, workload, f"tg{tg}", name))
     if not drawn:
         _pyplot().close(fig)
         return None
     ax.set_xlabel("concurrency (streams kept full)")
-    ax.set_ylabel("decode t/s")
-    ax.set_title("Per-request and aggregate decode vs concurrency")
+    ax.set_ylabel("t/s")
+    ax.set_title("Per-request decode, aggregate decode and throughput vs concurrency")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return _png(fig)
@@ -118,9 +121,11 @@ def soak(profiles: Sequence[Profile]) -> bytes | None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
     for p, s in series:
-        ax.plot([t for t, _ in s.series], [v for _, v in s.series], marker=".", label=f"{p.name} (c{s.concurrency})")
+        # a window with the server down is a gap in the line (nan), never a zero
+        ax.plot([t for t, _ in s.series], [float("nan") if v is None else v for _, v in s.series], marker=".",
+                label=f"{p.name} (c{s.concurrency})")
     ax.set_xlabel("seconds from the start")
-    ax.set_ylabel(f"aggregate t/s per {series[0][1].window_s:g}-s window")
+    ax.set_ylabel(f"throughput t/s per {series[0][1].window_s:g}-s window")
     ax.set_ylim(bottom=0)
     ax.set_title("Soak: aggregate decode over time")
     ax.grid(alpha=0.3)
@@ -128,8 +133,68 @@ def soak(profiles: Sequence[Profile]) -> bytes | None:
     return _png(fig)
 
 
+def replay(profiles: Sequence[Profile]) -> bytes | None:
+    """Decode t/s and TTFT against the context of each replayed turn, a line per profile."""
+    sessions = [(p, [t for t in p.replay.turns if t.context_tokens is not None]) for p in profiles if p.replay is not None]
+    sessions = [(p, turns) for p, turns in sessions if turns]
+    if not sessions:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.8, 4.2))
+    ttft_ax = ax.twinx()
+    several = len(profiles) > 1
+    for p, turns in sessions:
+        xs = [t.context_tokens for t in turns]
+        ax.plot(xs, [float("nan") if t.decode_tps is None else t.decode_tps for t in turns], marker="o",
+                label=_label(p, several, "decode t/s"))
+        ttft_ax.plot(xs, [float("nan") if t.ttft_ms is None else t.ttft_ms / 1000 for t in turns], marker="s",
+                     linestyle="--", color="tab:red", label=_label(p, several, "TTFT (s)"))
+    ax.set_xlabel("context (prompt tokens of the turn)")
+    ax.set_ylabel("decode t/s")
+    ttft_ax.set_ylabel("TTFT (s)")
+    ax.set_title("Replayed session: decode and TTFT vs context")
+    ax.grid(alpha=0.3)
+    lines = ax.get_legend_handles_labels()
+    more = ttft_ax.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
+    return _png(fig)
+
+
+def load(profiles: Sequence[Profile]) -> bytes | None:
+    """TTFT p50 and p99 and the share within the SLO against the arrival rate (inf drawn last)."""
+    sweeps = [(p, p.load) for p in profiles if p.load is not None and p.load.points]
+    if not sweeps:
+        return None
+    import math
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.8, 4.2))
+    several = len(profiles) > 1
+    finite = sorted({pt.rate for _, sweep in sweeps for pt in sweep.points if not math.isinf(pt.rate)})
+    far = (max(finite) * 1.5 if finite else 1.0)
+
+    def x(rate: float) -> float:
+        return far if math.isinf(rate) else rate
+
+    for p, sweep in sweeps:
+        pts = sorted(sweep.points, key=lambda pt: x(pt.rate))
+        xs = [x(pt.rate) for pt in pts]
+        for k, name, style in ((0, "TTFT p50", "-"), (2, "TTFT p99", ":")):
+            ax.plot(xs, [float("nan") if pt.ttft_ms[k] is None else pt.ttft_ms[k] / 1000 for pt in pts], marker="o",
+                    linestyle=style, label=_label(p, several, name))
+        if sweep.slo.given and sweep.slo.ttft:
+            ax.axhline(sweep.slo.ttft, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xlabel("arrival rate (requests/s; the last point: all at once)" if any(
+        math.isinf(pt.rate) for _, s in sweeps for pt in s.points) else "arrival rate (requests/s)")
+    ax.set_ylabel("TTFT (s)")
+    ax.set_title("Load by arrival rate: time to first token")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
 PLOTS = {"tg vs depth": tg_vs_depth, "per-request and aggregate vs concurrency": by_concurrency,
-         "acceptance per workload": acceptance, "soak": soak}
+         "acceptance per workload": acceptance, "soak": soak, "replayed session": replay, "load by arrival rate": load}
 
 
 def all_plots(profiles: Sequence[Profile]) -> list[tuple[str, bytes]]:

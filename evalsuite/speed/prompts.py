@@ -141,6 +141,10 @@ class PromptMaker:
                 return await self.counter.cut(text, tokens)
             chars *= 2
 
+    async def passage_text(self, tokens: int) -> str:
+        """The corpus's next text, `tokens` of the server's tokens (a synthetic session's turns)."""
+        return await self._text_of(tokens, "")
+
     async def next(self, depth: int, pp: int) -> Prompt:
         self.number += 1
         number = self.number if self.fresh else 1

@@ -7,10 +7,13 @@ compare of two profiles and the pages read nothing but this (no endpoint, no run
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
+
+from .load_rows import LoadSweep
+from .quantile import finite, percentile  # noqa: F401  (finite: the room's one, read from here too)
+from .replay_rows import Replay
 
 KIND = "evalsuite.speed"
 SCHEMA = 1
@@ -46,8 +49,21 @@ class Stat:
     def max(self) -> float | None:
         return max(self.values) if self.values else None
 
+    @property
+    def median(self) -> float | None:
+        return percentile(self.values, 50)
+
+    @property
+    def p10(self) -> float | None:
+        return percentile(self.values, 10)
+
+    @property
+    def p90(self) -> float | None:
+        return percentile(self.values, 90)
+
     def to_dict(self) -> dict[str, Any]:
         return {"mean": self.mean, "std": self.std, "ci95": list(self.ci95) if self.ci95 else None,
+                "median": self.median, "p10": self.p10, "p90": self.p90,
                 "min": self.min, "max": self.max, "values": list(self.values)}
 
     @classmethod
@@ -61,14 +77,19 @@ class Stat:
 
 @dataclass(frozen=True)
 class Acceptance:
-    """Speculative decoding during one test, from the engine's own counters.
-    rate: accepted / drafted tokens. mean_length: tokens generated per step of the target model,
-    tokens / (tokens - accepted) (every step yields one token of its own plus the drafts it
-    accepted; vLLM's "mean acceptance length" when every step drafts)."""
+    """Speculative decoding during one test, every figure from one source: the engine's /metrics
+    counters before and after the test ("metrics") or its per-response timings ("timings").
+    rate: accepted / drafted tokens. mean_length: tokens generated per step of the target model:
+    1 + accepted / drafting steps where the engine counts the steps (vLLM's num_drafts: its own
+    "mean acceptance length"), else tokens / (tokens - accepted) with the tokens counted by the same
+    source (the engine's generated-token counter, or the timings' predicted_n); None when that
+    source does not count them. Never the client's usage against server-wide counters: a ratio of
+    two sources blows up when other traffic moves one of them."""
     drafted: float
     accepted: float
-    tokens: int                 # tokens generated in the test (usage), the steps' total
+    tokens: float | None        # tokens generated, counted by the same source; None: it does not count them
     source: str                 # "metrics" (the /metrics counters before and after) or "timings" (per response)
+    drafts: float | None = None     # drafting steps (vLLM's spec_decode_num_drafts), same source
 
     @property
     def rate(self) -> float | None:
@@ -76,18 +97,25 @@ class Acceptance:
 
     @property
     def mean_length(self) -> float | None:
+        if self.drafted <= 0:
+            return None
+        if self.drafts:
+            return 1 + self.accepted / self.drafts
+        if self.tokens is None:
+            return None
         steps = self.tokens - self.accepted
-        return self.tokens / steps if self.drafted > 0 and steps > 0 else None
+        return self.tokens / steps if steps > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"rate": self.rate, "mean_length": self.mean_length, "drafted": self.drafted,
-                "accepted": self.accepted, "tokens": self.tokens, "source": self.source}
+                "accepted": self.accepted, "tokens": self.tokens, "drafts": self.drafts, "source": self.source}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> "Acceptance | None":
         if not d:
             return None
-        return cls(float(d["drafted"]), float(d["accepted"]), int(d.get("tokens") or 0), str(d.get("source", "metrics")))
+        return cls(float(d["drafted"]), float(d["accepted"]), _f(d.get("tokens")), str(d.get("source", "metrics")),
+                   _f(d.get("drafts")))
 
 
 @dataclass(frozen=True)
@@ -113,7 +141,8 @@ class Row:
     ttft_p50_ms: float | None = None
     ttft_p99_ms: float | None = None
     ttft_values_ms: tuple[float, ...] = ()  # each request's TTFT (for comparing two profiles)
-    aggregate: Stat | None = None          # tg at c > 1: all streams' tokens / wall time, over time windows
+    aggregate: Stat | None = None          # tg at c > 1: throughput with prefill, all streams' tokens / wall time
+    aggregate_decode: Stat | None = None   # tg at c > 1: tokens after each first, summed over the streams while they decode
     failed: int = 0
     acceptance: Acceptance | None = None
     acceptance_note: str | None = None     # why there is none ("the server exposes no counters")
@@ -124,6 +153,8 @@ class Row:
     partial: bool = False                  # the server went away during the test
     error: str | None = None               # why the test has no figure (a 400 past the context, ...)
     notes: tuple[str, ...] = ()
+    below_floor: int = 0                   # requests whose span was below the floor: flagged, left out of `figure`
+    ttft_parts: Mapping[str, Any] | None = None   # the TTFT broken down (analysis/ttft_parts.py), means in ms
 
     @property
     def name(self) -> str:
@@ -156,7 +187,11 @@ class Row:
             "ttfr_ms": self.ttfr_ms, "ttft_ms": self.ttft_ms, "prefill_ms": self.prefill_ms,
             "ttft_p50_ms": self.ttft_p50_ms, "ttft_p99_ms": self.ttft_p99_ms,
             "ttft_values_ms": list(self.ttft_values_ms),
-            "aggregate": self.aggregate.to_dict() if self.aggregate else None, "failed": self.failed,
+            "aggregate": self.aggregate.to_dict() if self.aggregate else None,
+            "aggregate_decode": self.aggregate_decode.to_dict() if self.aggregate_decode else None,
+            "median": f.median if f else None, "p10": f.p10 if f else None, "p90": f.p90 if f else None,
+            "below_floor": self.below_floor, "ttft_parts": dict(self.ttft_parts) if self.ttft_parts else None,
+            "failed": self.failed,
             "acceptance": self.acceptance.to_dict() if self.acceptance else None,
             "acceptance_note": self.acceptance_note,
             "server": self.server.to_dict() if self.server else None,
@@ -182,7 +217,9 @@ class Row:
             ttfr_ms=_f(d.get("ttfr_ms")), ttft_ms=_f(d.get("ttft_ms")), prefill_ms=_f(d.get("prefill_ms")),
             ttft_p50_ms=_f(d.get("ttft_p50_ms")), ttft_p99_ms=_f(d.get("ttft_p99_ms")),
             ttft_values_ms=tuple(float(v) for v in d.get("ttft_values_ms") or ()),
-            aggregate=Stat.from_dict(d.get("aggregate")), failed=int(d.get("failed") or 0),
+            aggregate=Stat.from_dict(d.get("aggregate")), aggregate_decode=Stat.from_dict(d.get("aggregate_decode")),
+            below_floor=int(d.get("below_floor") or 0), ttft_parts=d.get("ttft_parts") or None,
+            failed=int(d.get("failed") or 0),
             acceptance=Acceptance.from_dict(d.get("acceptance")), acceptance_note=d.get("acceptance_note"),
             server=Stat.from_dict(d.get("server")), client_cpu_us_per_token=_f(client.get("cpu_us_per_token")),
             client_busy=_f(client.get("busy")), client_bound=bool(client.get("bound")),
@@ -192,7 +229,9 @@ class Row:
 
 @dataclass(frozen=True)
 class Soak:
-    """`--duration`: one concurrency held for that long on pack prompts."""
+    """`--duration`: one concurrency held for that long on pack prompts. A window in which the
+    server was down (requests failed and no token came) is a gap (None), never a zero averaged
+    in; a request cut at the end counts the tokens it had streamed."""
     duration_s: float
     concurrency: int
     tg: int
@@ -200,21 +239,30 @@ class Soak:
     failed: int
     restarts: int
     window_s: float
-    series: tuple[tuple[float, float], ...]     # (seconds from the start, aggregate t/s in the window ending there)
+    series: tuple[tuple[float, float | None], ...]   # (seconds from the start, t/s in the window ending there; None: down)
     tokens: int
+    cut: int = 0                     # requests still running at the end: cut, their streamed tokens counted
+    notes: tuple[str, ...] = ()
 
     @property
     def aggregate(self) -> Stat:
-        """The windows' aggregate t/s: mean, min and max over time (no interval: windows follow each other)."""
-        values = tuple(v for _, v in self.series)
+        """The windows' aggregate t/s while the server was up: mean, min and max over time (no
+        interval: windows follow each other)."""
+        values = tuple(v for _, v in self.series if v is not None)
         return Stat(sum(values) / len(values) if values else None, None, None, values)
+
+    @property
+    def down_windows(self) -> int:
+        return sum(1 for _, v in self.series if v is None)
 
     def to_dict(self) -> dict[str, Any]:
         agg = self.aggregate
         return {"duration_s": self.duration_s, "concurrency": self.concurrency, "tg": self.tg,
                 "requests": self.requests, "failed": self.failed, "restarts": self.restarts, "tokens": self.tokens,
-                "window_s": self.window_s, "aggregate": {"mean": agg.mean, "min": agg.min, "max": agg.max},
-                "series": [list(p) for p in self.series]}
+                "cut": self.cut, "window_s": self.window_s,
+                "aggregate": {"mean": agg.mean, "median": agg.median, "p10": agg.p10, "p90": agg.p90, "min": agg.min,
+                              "max": agg.max},
+                "down_windows": self.down_windows, "series": [list(p) for p in self.series], "notes": list(self.notes)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> "Soak | None":
@@ -222,7 +270,8 @@ class Soak:
             return None
         return cls(float(d["duration_s"]), int(d["concurrency"]), int(d.get("tg") or 0), int(d["requests"]),
                    int(d["failed"]), int(d.get("restarts") or 0), float(d.get("window_s") or 0),
-                   tuple((float(t), float(v)) for t, v in d.get("series") or ()), int(d.get("tokens") or 0))
+                   tuple((float(t), _f(v)) for t, v in d.get("series") or ()), int(d.get("tokens") or 0),
+                   int(d.get("cut") or 0), tuple(str(n) for n in d.get("notes") or ()))
 
 
 @dataclass(frozen=True)
@@ -243,6 +292,8 @@ class Profile:
     server_restarts: tuple[Mapping[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
     argv: tuple[str, ...] = ()
+    load: LoadSweep | None = None       # `--rate`: one point per arrival rate
+    replay: Replay | None = None        # `--replay`, `--session`: a session's turns
 
     def with_rows(self, rows: Iterable[Row]) -> "Profile":
         return replace(self, rows=tuple(rows))
@@ -260,7 +311,8 @@ class Profile:
                 "token_counts": self.token_counts, "settings": dict(self.settings),
                 "rows": [r.to_dict() for r in self.rows], "soak": self.soak.to_dict() if self.soak else None,
                 "server_restarts": [dict(e) for e in self.server_restarts], "notes": list(self.notes),
-                "argv": list(self.argv)}
+                "argv": list(self.argv), "load": self.load.to_dict() if self.load else None,
+                "replay": self.replay.to_dict() if self.replay else None}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Profile":
@@ -270,7 +322,8 @@ class Profile:
                    ended_at=d.get("ended_at"), latency_ms=_f(d.get("latency_ms")), token_counts=d.get("token_counts"),
                    settings=dict(d.get("settings") or {}), soak=Soak.from_dict(d.get("soak")),
                    server_restarts=tuple(d.get("server_restarts") or ()), notes=tuple(d.get("notes") or ()),
-                   argv=tuple(d.get("argv") or ()))
+                   argv=tuple(d.get("argv") or ()), load=LoadSweep.from_dict(d.get("load")),
+                   replay=Replay.from_dict(d.get("replay")))
 
     @property
     def name(self) -> str:
@@ -314,7 +367,3 @@ def write_profile(path: str | Path, profile: Profile) -> None:
     from ..store import write_json_atomic
 
     write_json_atomic(Path(path), profile.to_dict())
-
-
-def finite(values: Sequence[float | None]) -> list[float]:
-    return [float(v) for v in values if v is not None and math.isfinite(v)]

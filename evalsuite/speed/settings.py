@@ -3,12 +3,14 @@ comma-separated lists as in `sweep --set`, a duration like 30m, and every bad va
 with a line that names the option (exit 2 at the command line)."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..client.errors import UsageError
+from .load_rows import SLO_KEYS, Slo
 
 WORKLOADS = ("math", "code", "prose", "extract")
 OUTPUTS = ("table", "json", "csv", "none")
@@ -45,6 +47,15 @@ class SpeedSettings:
     server_folder: Path | None = None    # where the managed server's log goes (default: beside --json)
     quiet: bool = False
     argv: tuple[str, ...] = ()
+    # load by arrival rate (--rate): requests per second, Poisson arrivals seeded by rate_seed
+    rates: tuple[float, ...] = ()
+    slo: Slo = field(default_factory=Slo)
+    requests: int = 60                   # per rate (or sessions per rate with --replay / --session)
+    rate_seed: int = 0
+    # a session replayed (--replay FILE) or made from the packs' text (--session TURNS, to the first --depth)
+    replay: Path | None = None
+    session_turns: int | None = None
+    turn_tokens: int | None = None       # --tg given: every turn generates that many (else the logged length)
     # Fresh text in every run is what keeps a prefix cache from serving the prompts. False only
     # for the tests that show what a profile reusing one text would report (the cache's figure).
     fresh_text: bool = True
@@ -54,7 +65,10 @@ class SpeedSettings:
                 "concurrency": list(self.concurrency), "runs": self.runs, "workloads": list(self.workloads),
                 "prefix_cache": self.prefix_cache, "duration_s": self.duration_s, "ignore_eos": self.ignore_eos,
                 "extra_body": dict(self.extra_body), "seed": self.seed, "timeout": self.timeout,
-                "serve": self.serve, "warmup": self.warmup}
+                "serve": self.serve, "warmup": self.warmup, "rates": [str(r) for r in self.rates],
+                "slo": self.slo.to_dict() if self.slo.given else None, "requests": self.requests,
+                "rate_seed": self.rate_seed, "replay": str(self.replay) if self.replay else None,
+                "session_turns": self.session_turns, "turn_tokens": self.turn_tokens}
 
 
 def parse_ints(text: str | None, option: str, minimum: int, default: tuple[int, ...]) -> tuple[int, ...]:
@@ -99,6 +113,62 @@ def parse_workloads(text: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+_TIME = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s)?$")
+
+
+def parse_slo(text: str | None) -> Slo:
+    """"ttft=1s,tpot=60ms" (and itl=, e2e=, share=0.95) -> Slo; a bad part is a UsageError naming it."""
+    if not text:
+        return Slo()
+    values: dict[str, float] = {}
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        key, _, value = part.partition("=")
+        key = key.strip().lower()
+        if key == "share":
+            try:
+                share = float(value)
+            except ValueError:
+                share = -1.0
+            if not 0 < share <= 1:
+                raise UsageError(f"--slo {part!r}: share is a fraction of the requests, above 0 and at most 1")
+            values["share"] = share
+            continue
+        if key not in SLO_KEYS:
+            raise UsageError(f"--slo {part!r}: the limits are {', '.join(SLO_KEYS)} (and share), e.g. --slo ttft=1s,tpot=60ms")
+        match = _TIME.match(value.strip().lower())
+        if not match:
+            raise UsageError(f"--slo {part!r}: write a time like 1s, 500ms or 0.5 (seconds)")
+        seconds = float(match.group(1)) / (1000.0 if match.group(2) == "ms" else 1.0)
+        if seconds <= 0:
+            raise UsageError(f"--slo {part!r}: a limit must be more than 0")
+        values[key] = seconds
+    return Slo(**values)
+
+
+def parse_rates(text: str | None) -> tuple[float, ...]:
+    """"0.5,1,2,inf" -> (0.5, 1.0, 2.0, inf): requests per second; inf sends them all at once."""
+    if text is None:
+        return ()
+    out = []
+    for word in str(text).split(","):
+        word = word.strip().lower()
+        if not word:
+            continue
+        try:
+            rate = math.inf if word in ("inf", "infinity") else float(word)
+        except ValueError:
+            raise UsageError(f"--rate {text!r}: {word!r} is not a rate (requests per second, or inf)") from None
+        if not rate > 0 or math.isnan(rate):
+            raise UsageError(f"--rate {word}: a rate must be more than 0 requests per second")
+        out.append(rate)
+    if not out:
+        raise UsageError(f"--rate {text!r}: give at least one rate")
+    return tuple(dict.fromkeys(out))
+
+
 _UNITS = {"s": 1, "m": 60, "h": 3600}
 
 
@@ -139,4 +209,20 @@ def check(settings: SpeedSettings) -> SpeedSettings:
         raise UsageError("--depth: a depth cannot be negative")
     if min(settings.concurrency) < 1:
         raise UsageError("--concurrency 0: at least one stream")
+    if settings.replay is not None and settings.session_turns is not None:
+        raise UsageError("give either --replay FILE (a logged session) or --session TURNS (one made from the packs' text)")
+    if settings.session_turns is not None and settings.session_turns < 1:
+        raise UsageError(f"--session {settings.session_turns}: at least one turn")
+    if settings.session_turns is not None and max(settings.depth) < 1:
+        raise UsageError("--session needs --depth D: the context the session grows to by its last turn")
+    if settings.requests < 1:
+        raise UsageError(f"--requests {settings.requests}: at least one request per rate")
+    if settings.slo.given and not settings.rates:
+        raise UsageError("--slo needs --rate: goodput is measured per arrival rate")
+    if settings.rates and settings.prefix_cache:
+        raise UsageError("--prefix-cache and --rate measure different things: give one")
+    if settings.duration_s and not settings.rates and (settings.replay or settings.session_turns):
+        raise UsageError("--duration is a soak of pack prompts; with --replay or --session give --rate to bound each rate")
+    if settings.endpoint and "," in settings.endpoint and not settings.rates:
+        raise UsageError("several endpoints (-e URL1,URL2) are loaded together by --rate only")
     return settings

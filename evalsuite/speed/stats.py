@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .rows import Stat, finite
+from .quantile import finite, percentile  # noqa: F401  (percentile: the room's one, quantile.py)
+from .rows import Stat
 
 
 def summarize(values: Sequence[float | None]) -> Stat:
@@ -26,16 +27,6 @@ def t975(df: float) -> float:
     from ..analysis.stats import t_quantile
 
     return t_quantile(df, 0.975)
-
-
-def percentile(values: Sequence[float | None], q: float) -> float | None:
-    """The q-th percentile (0-100), linear between the closest ranks (numpy's default)."""
-    xs = sorted(finite(values))
-    if not xs:
-        return None
-    pos = (len(xs) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
 def ratio(a: Stat, b: Stat) -> tuple[float | None, tuple[float, float] | None]:

@@ -62,7 +62,9 @@ class Record:
     error: dict | None = _f("`{kind, message, status}` when `outcome == \"error\"`", "nested")
     usage: dict | None = _f("`{prompt_tokens, completion_tokens, reasoning_tokens}` from the server's `usage`",
                             "nested")
-    timing: dict | None = _f("`{started_at, ttft_s, ttfa_s, total_s}`: seconds on a monotonic clock", "nested")
+    timing: dict | None = _f("`{started_at, ttft_s, ttfa_s, total_s}`: seconds on a monotonic clock; streamed "
+                             "records also `connect_s`, `written_s`, `first_byte_s`, `first_chunk_s`, "
+                             "`reused_connection` (optional)", "nested")
     server_timings: dict | None = _f("the server's own `timings` object when it sends one (llama.cpp does)",
                                      "nested", bulky=True)
     endpoint: str | None = _f("the base URL that answered (credentials removed)", "string")

@@ -58,8 +58,8 @@ def subset_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
 
 
 def reasoning_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
-    headers = ["run", "out tok mean", "median", "p90", "out tok vs first (95% CI)", "reasoning tok", "thinking share", "truncated",
-               "TTFT med (s)", "decode tok/s", "time/item med (s)", "total (s)", "time vs first",
+    headers = ["run", "out tok mean", "median", "p90", "out tok vs first (95% CI)", "reasoning tok", "thinking share",
+               "truncated", "TTFT med (s)", "out tok/s (pooled)", "time/item med (s)", "total (s)", "time vs first",
                "correct/1k tok", "tok B/A (both right)"]
     rows = []
     for i, r in enumerate(cmp.runs):
@@ -130,7 +130,8 @@ def reasoning_notes(cmp: Comparison) -> list[str]:
         t = r.tokens
         notes.append(f"{r.name}: reasoning tokens: {t.reasoning_how}"
                      + (f"; {t.usage_missing} records without usage left out of token figures" if t.usage_missing else ""))
-    notes.append("decode tok/s = Σ completion_tokens ÷ Σ (total_s − ttft_s); correct/1k tok = correct answers "
+    notes.append("out tok/s (pooled) = Σ completion_tokens ÷ Σ (total_s − ttft_s), the first token counted inside "
+                 "(not the per-request decode t/s of the speed table); correct/1k tok = correct answers "
                  "per 1,000 output tokens")
     notes.append("time/item = " + time_definition(cmp))
     notes.append("time vs first = the geometric mean of the per-item time ratios over the items both runs timed "

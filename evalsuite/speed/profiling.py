@@ -20,7 +20,8 @@ from dataclasses import replace
 from typing import Callable
 
 from .endpoint import EndpointError, SpeedEndpoint, UsageError, api_key_from_env, engine_name, now_iso, redact_url
-from .measure import BenchTest, error_rows, make_prompts, rows_of, run_test
+from .figures import error_rows, rows_of
+from .measure import BenchTest, make_prompts, run_test
 from .prompts import Counter, PromptMaker
 from .rows import Profile, Row, Soak
 from .settings import SpeedSettings
@@ -71,6 +72,7 @@ async def measure_profile(settings: SpeedSettings, url: str, echo: Echo | None =
     is written there, so a crash keeps what was measured); `hold`: a managed server's watch."""
     say = echo or (lambda line: None)
     api_key = api_key_from_env(settings.api_key_env)
+    url = url.split(",")[0].strip()      # -e URL1,URL2: the others are loaded by --rate beside the first
     endpoint = SpeedEndpoint(url, api_key, settings.timeout, settings.api)
     extra = dict(settings.extra_body)
     rows: list[Row] = []
@@ -100,6 +102,12 @@ async def measure_profile(settings: SpeedSettings, url: str, echo: Echo | None =
                 raise UsageError(f"{endpoint.url} refused the request: {warm.error.message}"
                                  + (" (try --no-ignore-eos)" if "ignore_eos" in warm.error.message else ""))
         profile = replace(profile, notes=tuple(notes))
+        if settings.rates:
+            load = await run_load(url, endpoint, model, settings, counter, latency, say)
+            return replace(profile, load=load, status="finished", ended_at=now_iso())
+        if settings.replay is not None or settings.session_turns:
+            replay = await run_replay(endpoint, model, settings, counter, latency, say)
+            return replace(profile, replay=replay, status="finished", ended_at=now_iso())
         if settings.duration_s:
             soak = await run_soak(endpoint, settings, model, corpus(settings.workloads[0], settings.data_dir), say, hold)
             return replace(profile, soak=soak, status="finished", ended_at=now_iso())
@@ -158,13 +166,115 @@ def _progress(row: Row) -> str:
     return f"{row.workload} {row.name}: {figure} {row.unit}{agg}" + (f", {row.failed} failed" if row.failed else "")
 
 
+# ----------------------------------------------------------------------------- sessions and load
+
+
+async def _sessions(settings: SpeedSettings, counter, say: Echo):
+    """The conversations to replay (the file's, or one made from the packs' text) and their source."""
+    from .replay import read_conversations, synthetic_conversation
+
+    workload = settings.workloads[0]
+    maker = PromptMaker(corpus(workload, settings.data_dir), counter, seed=settings.seed, fresh=settings.fresh_text)
+    if settings.replay is not None:
+        conversations = read_conversations(settings.replay)
+        turns = sum(len(c.turns) for c in conversations)
+        source = f"{settings.replay.name} ({len(conversations)} conversation(s), {turns} turns)"
+    else:
+        depth, tg = max(settings.depth), settings.turn_tokens or settings.tg[0]
+        say(f"session: {settings.session_turns} turns growing to {depth} tokens of {workload} text, {tg} tokens a turn")
+        conversations = [await synthetic_conversation(maker, settings.session_turns, depth, tg)]
+        source = f"synthetic: {settings.session_turns} turns to depth {depth} ({workload}), tg {tg}"
+    return conversations, source, maker
+
+
+async def run_replay(endpoint: SpeedEndpoint, model: str, settings: SpeedSettings, counter, latency: float,
+                     say: Echo):
+    """Each conversation's turns in order, each sent with everything before it."""
+    from .replay import run_session, turn_of, turn_requests
+    from .replay_rows import Replay
+
+    conversations, source, maker = await _sessions(settings, counter, say)
+    turns = []
+    for n, conversation in enumerate(conversations, 1):
+        requests = await turn_requests(conversation, f"Session {n} ({maker.mark}).", counter.count, settings.turn_tokens)
+
+        def progress(k: int, sample, counters, requests=requests, n=n) -> None:
+            turn = turn_of(k, sample, requests[k - 1].max_tokens, latency, n, counters)
+            turns.append(turn)
+            figure = "failed" if turn.error else (f"context {turn.context_tokens}, cached {turn.cached_tokens}, TTFT "
+                                                  f"{turn.ttft_ms or 0:.0f} ms, decode "
+                                                  + (f"{turn.decode_tps:.1f}" if turn.decode_tps else "n/a") + " t/s")
+            say(f"session {n} turn {k}/{len(requests)}: {figure}")
+
+        await run_session(endpoint, model, requests, settings.ignore_eos, dict(settings.extra_body), progress,
+                          counters=True)
+    notes = ("each turn sent with everything before it; the logged assistant messages are the history of the next "
+             "turn",)
+    return Replay(source, tuple(turns), notes)
+
+
+async def run_load(url: str, endpoint: SpeedEndpoint, model: str, settings: SpeedSettings, counter, latency: float,
+                   say: Echo):
+    """Each --rate in turn: --requests requests (or sessions) on a seeded Poisson schedule, over
+    every endpoint of -e URL1,URL2 (arrival i to endpoint i mod k), on fresh text per rate."""
+    from .load import describe_rate, run_rate, single_request_jobs
+    from .load_rows import LoadSweep
+
+    urls = [u.strip() for u in (settings.endpoint or url).split(",") if u.strip()] or [url]
+    endpoints = [endpoint] + [SpeedEndpoint(u, api_key_from_env(settings.api_key_env), settings.timeout, settings.api)
+                              for u in urls[1:]]
+    try:
+        models = [model] + [await choose_model(e, settings.model) for e in endpoints[1:]]
+        extra = dict(settings.extra_body)
+        sessions = settings.replay is not None or bool(settings.session_turns)
+        if sessions:
+            conversations, workload, maker = await _sessions(settings, counter, say)
+        else:
+            maker = PromptMaker(corpus(settings.workloads[0], settings.data_dir), counter, seed=settings.seed,
+                                fresh=settings.fresh_text)
+            pp, tg, depth = settings.pp[0], settings.tg[0], settings.depth[0]
+            workload = f"{settings.workloads[0]} pp{pp} tg{tg}" + (f" @ d{depth}" if depth else "")
+        points = []
+        for rate in settings.rates:
+            if sessions:
+                from .replay import run_session, turn_requests
+
+                jobs = []
+                for k in range(settings.requests):
+                    requests = await turn_requests(conversations[k % len(conversations)],
+                                                   f"Session {k + 1} ({maker.mark}, rate {describe_rate(rate)}).",
+                                                   counter.count, settings.turn_tokens)
+
+                    async def job(e: int, requests=requests):
+                        return await run_session(endpoints[e], models[e], requests, settings.ignore_eos, extra)
+                    jobs.append(job)
+            else:
+                prompts = [await maker.next(depth, pp) for _ in range(settings.requests)]
+                jobs = single_request_jobs(endpoints, models, [endpoint.body(model, p.content, tg, settings.ignore_eos,
+                                                                             extra) for p in prompts])
+            say(f"rate {describe_rate(rate)}/s: {len(jobs)} {'sessions' if sessions else 'requests'}"
+                + (f" over {len(endpoints)} endpoints" if len(endpoints) > 1 else ""))
+            point = await run_rate(rate, jobs, len(endpoints), settings.slo, settings.rate_seed, settings.duration_s)
+            points.append(point)
+            say(f"rate {describe_rate(rate)}/s: TTFT p50 {point.ttft_ms[0] or 0:.0f} ms, p99 {point.ttft_ms[2] or 0:.0f} ms"
+                f", {point.failed} failed, client lag p99 {point.lag_ms[1] or 0:.1f} ms"
+                + (f", within the SLO {100 * point.good_share:.0f}%" if point.good_share is not None else ""))
+        return LoadSweep(tuple(points), settings.slo, settings.rate_seed, workload, tuple(redact_url(u) for u in urls))
+    finally:
+        for e in endpoints[1:]:
+            await e.close()
+
+
 # ----------------------------------------------------------------------------- soak
 
 
 async def run_soak(endpoint: SpeedEndpoint, settings: SpeedSettings, model: str, text, say: Echo, hold=None) -> Soak:
     """Hold the first --concurrency for --duration on the workload's pack prompts (each with its
     own numbered first line, so none is served from a cache), then stop: requests, failures,
-    restarts, and the aggregate t/s of each window of the run."""
+    restarts, and the aggregate t/s of each window of the run. A request still running at the
+    end is cut there and the tokens it streamed are counted (usage's tokens per chunk of the
+    finished requests, times its chunks); a window in which the server was down (requests failed,
+    no token came) is a gap, not a zero."""
     c, tg, duration = settings.concurrency[0], settings.tg[0], float(settings.duration_s)
     window = min(60.0, max(0.5, duration / 60))
     extra = dict(settings.extra_body)
@@ -172,9 +282,15 @@ async def run_soak(endpoint: SpeedEndpoint, settings: SpeedSettings, model: str,
     deadline = start + duration
     n_windows = max(1, int(duration / window + 0.999))
     tokens = [0.0] * n_windows
-    counts = {"requests": 0, "failed": 0, "tokens": 0}
+    chunks = [0] * n_windows           # chunks of finished requests without usage, and of cut ones
+    down = [False] * n_windows
+    counts = {"requests": 0, "failed": 0, "tokens": 0, "cut": 0, "usage_tokens": 0, "usage_chunks": 0, "no_usage": 0}
     number = itertools.count(1)
     tasks = text.tasks
+
+    def window_of(at: float) -> int | None:
+        k = int((at - start) / window)
+        return k if 0 <= k < n_windows else None
 
     async def stream() -> None:
         while time.perf_counter() < deadline:
@@ -183,35 +299,57 @@ async def run_soak(endpoint: SpeedEndpoint, settings: SpeedSettings, model: str,
                 continue
             n = next(number)
             content = f"Request {n}.\n" + tasks[(settings.seed + n) % len(tasks)]
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                break
             body = endpoint.body(model, content, tg, settings.ignore_eos, extra)
-            try:
-                async with asyncio.timeout(remaining + 1.0):
-                    sample = await endpoint.stream(body)
-            except TimeoutError:
-                break    # the soak's time is up: a request cut there is neither done nor failed
-            counts["requests"] += 1
+            sample = await endpoint.stream(body, cut_at=deadline)
+            if sample.cut:
+                counts["cut"] += 1
+            else:
+                counts["requests"] += 1
             if not sample.ok:
                 counts["failed"] += 1
+                k = window_of(sample.started + sample.total)
+                if k is not None and sample.error.kind in ("connection", "stream_broken", "timeout", "server_error"):
+                    down[k] = True
                 if sample.error.kind in ("connection",) and hold is None:
                     await asyncio.sleep(0.5)   # a server down: do not spin; every try is a failure counted
                 continue
-            counts["tokens"] += sample.completion_tokens or 0
+            if sample.completion_tokens is None:
+                counts["no_usage"] += not sample.cut
+                for t in sample.token_times:
+                    if (k := window_of(sample.started + t)) is not None:
+                        chunks[k] += 1
+                continue
+            counts["tokens"] += sample.completion_tokens
+            counts["usage_tokens"] += sample.completion_tokens
+            counts["usage_chunks"] += sample.chunks
             for t, weight in zip(sample.token_times, sample.chunk_tokens()):
-                k = int((sample.started + t - start) / window)
-                if 0 <= k < n_windows:
+                if (k := window_of(sample.started + t)) is not None:
                     tokens[k] += weight
 
     say(f"soak: concurrency {c}, tg {tg}, for {duration:g} s on {text.workload} prompts")
     await asyncio.gather(*(stream() for _ in range(c)))
     elapsed = min(time.perf_counter(), deadline) - start
-    series = []
+    notes = []
+    per_chunk = counts["usage_tokens"] / counts["usage_chunks"] if counts["usage_chunks"] else None
+    if per_chunk is None and (counts["no_usage"] or any(chunks)):
+        notes.append("the server sent no usage: no token counts, so no rates (never estimated from characters)")
+    if counts["cut"]:
+        notes.append(f"{counts['cut']} request(s) cut at the end: their streamed chunks counted at "
+                     + (f"{per_chunk:.2f} tokens a chunk (the finished requests' usage)" if per_chunk else "no rate"))
+    series: list[tuple[float, float | None]] = []
     for k in range(n_windows):
         end = min((k + 1) * window, elapsed)
         width = end - k * window
-        if width > 0.25 * window:
-            series.append((round(end, 3), tokens[k] / width))
+        if width <= 0.25 * window:
+            continue
+        counted = tokens[k] + (chunks[k] * per_chunk if per_chunk else 0.0)
+        if per_chunk is None or (down[k] and counted == 0):
+            series.append((round(end, 3), None))     # a gap: the server was down, or nothing was counted
+        else:
+            series.append((round(end, 3), counted / width))
+    if any(v is None for _, v in series) and per_chunk is not None:
+        notes.append(f"{sum(1 for _, v in series if v is None)} window(s) with the server down: gaps, left out "
+                     "of the mean")
     restarts = hold.restarts if hold is not None else 0
-    return Soak(duration, c, tg, counts["requests"], counts["failed"], restarts, window, tuple(series), counts["tokens"])
+    return Soak(duration, c, tg, counts["requests"], counts["failed"], restarts, window, tuple(series),
+                counts["tokens"] + round(sum(chunks) * per_chunk if per_chunk else 0), counts["cut"], tuple(notes))
