@@ -14,12 +14,16 @@ What it does:
      every item real and never back, F every item a near-tie flip that re-merges after 1-8
      tokens, R a real divergence that re-merges, M three re-merging flips an item, X the mix
      (90 % identical, 8 % re-merging flips, 2 % real), D F's flips with every logprob a little
-     off (another engine's float noise); A holds the near ties the flips take;
+     off (another engine's float noise); A holds the near ties the flips take; issue 45: W every
+     item a real divergence that re-merges (4 tokens in the middle none of A's top-5 lists,
+     then A again), Y the mix 88/8/2/2 (identical, re-merging flips, real, W's shape), and AN,
+     WN, YN the same without token ids (bytes only, as vLLM and SGLang send them; AN is A's
+     twin answering 答案是 X), each diffed against AN;
   2. runs each command as its own process and reports wall, user+sys CPU and peak RSS from its
      rusage: `show A`, `compare A B`, `gate A B`, `diff A A` (all
      identical), `diff A B --json` (10% divergent), `diff A C --json` (C: every item divergent),
-     `diff A F|R|M|X|D --json`, `report A B --diff` and `regrade A` (only the folders the
-     --only commands need are built);
+     `diff A F|R|M|X|D|W|Y --json`, `diff AN AN|WN|YN --json`, `report A B --diff` and
+     `regrade A` (only the folders the --only commands need are built);
   3. with --client-items M: `evalsuite run cmmlu --logprobs 5` over M items against the stub of
      benchmarks/overhead.py answering T tokens with top-5 logprobs per item: client CPU per
      generated token, RSS at 10% and 90% of the run, and the end-of-run work, beside the floor
@@ -54,12 +58,23 @@ TARGETS = {  # command: (wall s, peak RSS MB) on two 11,582-item runs
     # issue 37: divergences that re-merge <= 1 ms an item, the mix (90 % / 8 % / 2 %) <= 10 s
     "diff re-merging flips": (15, 1024), "diff real re-merging": (15, 1024), "diff several divergences": (15, 1024),
     "diff mix": (10, 1024), "diff drifted flips": (15, 1024),
+    # issue 45: real divergences that re-merge (a few words outside A's top-5, then A again)
+    # <= 1.3 ms an item, in runs with token ids and in runs without (bytes only: vLLM, SGLang)
+    "diff real re-merging words": (15, 1024), "diff mix 88/8/2/2": (10, 1024),
+    "diff identical (no ids)": (10, 1024), "diff real re-merging words (no ids)": (15, 1024),
+    "diff mix 88/8/2/2 (no ids)": (10, 1024),
 }
 # the candidate run folders beside A, and what each holds (shape_of)
 CANDIDATES = {"B": "real:10", "C": "real:1", "F": "flip", "R": "real-remerge", "M": "multi", "X": "mix",
-              "D": "flip-drift"}
+              "D": "flip-drift", "W": "words", "Y": "mix-words",
+              # a run pair without token ids (bytes only), answering 答案是 X: AN the baseline
+              "AN": "A/noids", "WN": "words/noids", "YN": "mix-words/noids"}
 DIFF_AGAINST = {"diff all divergent": "C", "diff re-merging flips": "F", "diff real re-merging": "R",
-                "diff several divergences": "M", "diff mix": "X", "diff drifted flips": "D"}
+                "diff several divergences": "M", "diff mix": "X", "diff drifted flips": "D",
+                "diff real re-merging words": "W", "diff mix 88/8/2/2": "Y",
+                "diff identical (no ids)": "AN", "diff real re-merging words (no ids)": "WN",
+                "diff mix 88/8/2/2 (no ids)": "YN"}
+BASELINE_OF = {"AN": "AN", "WN": "AN", "YN": "AN"}     # else A
 TARGET_BYTES_PER_TOKEN = 60
 TARGET_CLIENT_US_PER_TOKEN = 20   # issue 22 (was 25)
 TARGET_CLIENT_RSS_MB = 300
@@ -73,7 +88,7 @@ def vocab():
     import pyarrow as pa
 
     words = [f" w{i}" if i % 3 else f"t{i}" for i in range(VOCAB)]
-    answer = [" The", " answer", " is", " A", " B", " C", " D"]
+    answer = [" The", " answer", " is", " A", " B", " C", " D", "答", "案", "是"]
     return words + answer, pa.array(words + answer, pa.string())
 
 
@@ -92,11 +107,12 @@ def tie_positions(n: int, body: int) -> list[int]:
     return [10 + s * third + int(rng.integers(0, max(1, third - 20))) for s in range(TIE_SPOTS)]
 
 
-SHAPES = ("same", "real", "flip", "flip-drift", "real-remerge", "multi")
+SHAPES = ("same", "real", "flip", "flip-drift", "real-remerge", "multi", "words")
+WORDS = 4           # "words": the tokens the candidate writes instead of the baseline's
 DRIFT = 0.002       # "flip-drift": the candidate's logprobs off by up to this fraction (another engine's float noise)
 
 
-def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
+def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5, zh: bool = False):
     """(ids, logprobs, top ids, top logprobs) of item n. `shape` is what the candidate did:
     "same" (the baseline itself), "real" (leaves the baseline at a random position with a
     token its top-k did not list, and never comes back), "flip" (takes the baseline's near-tie
@@ -104,7 +120,10 @@ def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
     baseline after 1-8 of its tokens: a re-merging near-tie flip), "real-remerge" (the same
     with a token outside the top-k), "multi" (a re-merging flip at each of the TIE_SPOTS tie
     positions), "flip-drift" (a "flip" whose logprobs all differ a little from the baseline's,
-    as another engine's float noise makes them)."""
+    as another engine's float noise makes them), "words" (issue 45: WORDS tokens in the middle
+    of the reasoning replaced by as many others, none in the baseline's top-k there, each with
+    the candidate's own top-k, then exactly the baseline: a real divergence that re-merges).
+    `zh`: the answer reads "答案是 X" (whole characters) instead of " The answer is X"."""
     import numpy as np
 
     rng = np.random.default_rng([seed, n])
@@ -127,6 +146,16 @@ def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
         top_ids[at + 1:, 1:] = other.integers(0, VOCAB, (body - at - 1, k - 1))
         # A's logprobs at the divergence stay as they were (A's top-k, seen by B's engine)
         letter = VOCAB + 3 + (n + 1) % 4
+    elif shape == "words":
+        other = np.random.default_rng([seed + 4, n])
+        at = body // 2 + int(other.integers(-body // 8, body // 8 + 1))
+        for j in range(at, at + WORDS):
+            ids[j] = other.integers(0, VOCAB)
+            while ids[j] in top_ids[j]:
+                ids[j] = (ids[j] + 1) % VOCAB
+            top_ids[j] = np.concatenate([[ids[j]], other.integers(0, VOCAB, k - 1)])
+            lp[j] = -other.exponential(0.2)
+            top_lp[j] = lp[j] - np.concatenate([[0.0], np.cumsum(other.exponential(1.0, k - 1))])
     elif shape in ("flip", "flip-drift", "real-remerge", "multi"):
         other = np.random.default_rng([seed + 3, n])
         spots = ties if shape == "multi" else ties[:1]
@@ -161,9 +190,9 @@ def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
         if shape == "flip-drift":
             top_lp = top_lp * (1 + DRIFT * other.random((len(top_lp), 1)))   # one factor a row: the order stays
             lp = top_lp[:, 0].copy()
-    ids = np.concatenate([ids, [VOCAB, VOCAB + 1, VOCAB + 2, letter]])
+    ids = np.concatenate([ids, [VOCAB + 7, VOCAB + 8, VOCAB + 9, letter] if zh else [VOCAB, VOCAB + 1, VOCAB + 2, letter]])
     lp = np.concatenate([lp, [-0.01, -0.01, -0.01, -0.02]])
-    tail_top = np.array([[VOCAB + j] + [(VOCAB + j + 101 * m) % VOCAB for m in range(1, k)] for j in (0, 1, 2)]
+    tail_top = np.array([[VOCAB + j] + [(VOCAB + j + 101 * m) % VOCAB for m in range(1, k)] for j in ((7, 8, 9) if zh else (0, 1, 2))]
                         + [[letter] + [(letter + 101 * m) % VOCAB for m in range(1, k)]])
     tail_lp = np.array([[v] + [v - 3.0 - m for m in range(1, k)] for v in (-0.01, -0.01, -0.01, -0.02)])
     return ids, lp, np.concatenate([top_ids, tail_top]), np.concatenate([top_lp, tail_lp])
@@ -171,8 +200,9 @@ def item_tokens(n: int, t: int, seed: int, shape: str, k: int = 5):
 
 def shape_of(n: int, spec: str) -> str:
     """The shape of item n in a candidate built to `spec`: "A" (the baseline), "real:E" (every
-    E-th item real, the rest the same), a shape of SHAPES for every item, or "mix" (per 100
-    items: 90 the same, 8 re-merging flips, 2 real)."""
+    E-th item real, the rest the same), a shape of SHAPES for every item, "mix" (per 100
+    items: 90 the same, 8 re-merging flips, 2 real) or "mix-words" (88 the same, 8 re-merging
+    flips, 2 real, 2 real re-merging "words")."""
     if spec == "A":
         return "same"
     if spec.startswith("real:"):
@@ -180,12 +210,15 @@ def shape_of(n: int, spec: str) -> str:
     if spec == "mix":
         r = (n * 37) % 100        # spread over the run, not in blocks
         return "flip" if r < 8 else "real" if r < 10 else "same"
+    if spec == "mix-words":
+        r = (n * 37) % 100
+        return "flip" if r < 8 else "real" if r < 10 else "words" if r < 12 else "same"
     if spec not in SHAPES:
         raise SystemExit(f"unknown candidate spec {spec!r}")
     return spec
 
 
-def token_table(ids, lp, top_ids, top_lp, vocab_arr, body: int):
+def token_table(ids, lp, top_ids, top_lp, vocab_arr, body: int, with_ids: bool = True):
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -197,15 +230,18 @@ def token_table(ids, lp, top_ids, top_lp, vocab_arr, body: int):
     part = pa.array(["reasoning"] * body + ["answer"] * (t - body), pa.string())
     from evalsuite.store import token_schema
 
-    cols = [token, pc.cast(token, pa.binary()), pa.array(ids.astype(np.int32)), pa.array(lp.astype(np.float32)), part,
+    def id_array(values):            # no ids: as a server that sends none (vLLM, SGLang) leaves them
+        return pa.array(values.astype(np.int32)) if with_ids else pa.nulls(len(values), pa.int32())
+    cols = [token, pc.cast(token, pa.binary()), id_array(ids), pa.array(lp.astype(np.float32)), part,
             pa.ListArray.from_arrays(offsets, top_token), pa.ListArray.from_arrays(offsets, pc.cast(top_token, pa.binary())),
-            pa.ListArray.from_arrays(offsets, pa.array(top_ids.ravel().astype(np.int32))),
+            pa.ListArray.from_arrays(offsets, id_array(top_ids.ravel())),
             pa.ListArray.from_arrays(offsets, pa.array(top_lp.ravel().astype(np.float32)))]
     return pa.Table.from_arrays(cols, schema=token_schema())
 
 
 def build_run(path: Path, n_items: int, n_tokens: int, spec: str = "A", seed: int = 0) -> dict:
-    """A finished run folder written through evalsuite.store, as `evalsuite run` leaves one."""
+    """A finished run folder written through evalsuite.store, as `evalsuite run` leaves one.
+    `spec`: shape_of's, with "/noids" for tokens without ids and answers in Chinese."""
     from evalsuite.analysis.summary import summarize
     from evalsuite.store import (MANIFEST, RECORDS, SUMMARY, TOKENS, TokenParquetWriter, iter_record_lines,
                                  read_records, write_json_atomic, write_parquet)
@@ -213,13 +249,15 @@ def build_run(path: Path, n_items: int, n_tokens: int, spec: str = "A", seed: in
     t0 = time.perf_counter()
     path.mkdir(parents=True, exist_ok=True)
     words, vocab_arr = vocab()
+    spec, _, variant = spec.partition("/")
+    noids = variant == "noids"
     ids_all = [f"subject{n % SUBJECTS:02d}/{n // SUBJECTS}" for n in range(n_items)]
     body = n_tokens - 4
     with open(path / RECORDS, "w", encoding="utf-8") as records, TokenParquetWriter(path / TOKENS) as tokens:
         for n, item_id in enumerate(ids_all):
-            ids, lp, top_ids, top_lp = item_tokens(n, n_tokens, seed, shape_of(n, spec))
+            ids, lp, top_ids, top_lp = item_tokens(n, n_tokens, seed, shape_of(n, spec), zh=noids)
             body = len(ids) - 4
-            tokens.add(item_id, token_table(ids, lp, top_ids, top_lp, vocab_arr, body))
+            tokens.add(item_id, token_table(ids, lp, top_ids, top_lp, vocab_arr, body, with_ids=not noids))
             texts = [words[i] for i in ids.tolist()]
             letter = texts[-1].strip()
             gold = "ABCD"[n % 4] if n % 13 else "ABCD"[(n + 2) % 4]   # A is right on ~92% of the items
@@ -277,6 +315,11 @@ def commands(a: Path, b: Path, out: Path) -> dict[str, list[str]]:
         "diff several divergences": es + ["diff", str(a), str(a.parent / "M"), "--json", str(out / "diff-multi.json")],
         "diff mix": es + ["diff", str(a), str(a.parent / "X"), "--json", str(out / "diff-mix.json")],
         "diff drifted flips": es + ["diff", str(a), str(a.parent / "D"), "--json", str(out / "diff-drift.json")],
+        # issue 45: real divergences that re-merge, with token ids and without (AN: A without ids)
+        **{name: es + ["diff", str(a.parent / BASELINE_OF.get(DIFF_AGAINST[name], "A")), str(a.parent / DIFF_AGAINST[name]),
+                       "--json", str(out / f"diff-{DIFF_AGAINST[name]}.json")]
+           for name in ("diff real re-merging words", "diff mix 88/8/2/2", "diff identical (no ids)",
+                        "diff real re-merging words (no ids)", "diff mix 88/8/2/2 (no ids)")},
         "report": es + ["report", str(a), str(b), "--html", str(out / "report-plain.html")],
         "report --diff": es + ["report", str(a), str(b), "--diff", str(out / "diff.json"), "--html", str(out / "report.html")],
         "regrade": es + ["regrade", str(a)],
@@ -298,7 +341,7 @@ def measure_commands(a: Path, b: Path, out: Path, only: list[str] | None, timeou
                 r["html_mb"] = round((out / html).stat().st_size / 2**20, 2)
         results[name] = r
         note = " (timed out)" if r["rc"] == 124 else (f" rc {r['rc']}" if r["rc"] not in (0, 1) else "")
-        print(f"  {name:<26} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  rss {r['rss_mb']:7.1f} MB{note}",
+        print(f"  {name:<36} wall {r['wall_s']:8.2f} s  cpu {r['cpu_s']:8.2f} s  rss {r['rss_mb']:7.1f} MB{note}",
               file=sys.stderr, flush=True)
     return results
 
@@ -437,7 +480,7 @@ def print_report(report: dict, target_items: int) -> None:
     head = "".join(f"{'N=' + str(n):>22}" for n in sizes)
     extra = len(sizes) > 1 and int(sizes[-1]) != target_items
     print("\n(each cell: wall s / CPU s / peak RSS MB; the fit is on CPU, which a shared machine disturbs less than wall)")
-    print(f"{'command':<26}{head}" + (f"{'CPU, RSS per 1,000 items':>28}{'N=' + str(target_items) + ' (extrapolated)':>30}" if extra else "")
+    print(f"{'command':<36}{head}" + (f"{'CPU, RSS per 1,000 items':>28}{'N=' + str(target_items) + ' (extrapolated)':>30}" if extra else "")
           + "   target")
     for name in names:
         cells, cpus, rsss, xs = [], [], [], []
@@ -450,7 +493,7 @@ def print_report(report: dict, target_items: int) -> None:
             xs.append(int(n))
             cpus.append(r["cpu_s"])
             rsss.append(r["rss_mb"])
-        line = f"{name:<26}" + "".join(f"{c:>22}" for c in cells)
+        line = f"{name:<36}" + "".join(f"{c:>22}" for c in cells)
         if extra and len(xs) > 1:
             ac, bc = fit(xs, cpus)
             ar, br = fit(xs, rsss)
@@ -503,6 +546,7 @@ def main(argv: list[str] | None = None) -> None:
             a, b = folder / "A", folder / "B"
             storage = None
             wanted = {DIFF_AGAINST[name] for name in DIFF_AGAINST if not args.only or name in args.only}
+            wanted |= {BASELINE_OF[w] for w in wanted if w in BASELINE_OF}
             for path, spec in [(a, "A")] + [(folder / name, spec) for name, spec in CANDIDATES.items()]:
                 if path.name not in {"A", "B"} | wanted:
                     continue

@@ -160,14 +160,20 @@ def test_retokenised_and_identical_step_aside():
     assert ref.token_index == 10
 
 
-def test_cut_prefix_and_no_ids_step_aside():
+def test_cut_prefix_steps_aside_and_tokens_without_ids_are_compared_by_bytes():
     eb = stream(100, 15)
     fast, ref = paths(eb[:60], eb, finish=("length", "stop"))
     assert fast is None and ref.verdict == "cut_prefix"
+    # one side without ids (the other with): both compared by bytes, as diff_item compares them
     no_ids = [dict(e, id=None) for e in eb]
     ec = diverge(eb, 40, " zzz", 99999, 16)
-    base, cand = record("t/1", no_ids), record("t/1", ec)
-    assert diverged_by_columns(base, cand, table(no_ids), table(ec), 0.05, K) is None
+    fast, ref = paths(no_ids, ec)
+    same(fast, ref, "real")
+    assert ref.token_index == 40
+    # neither ids nor bytes: compared by text (partial bytes read ""), diff_item's alone
+    opaque = [dict(e, id=None, bytes=None) for e in eb]
+    base, cand = record("t/1", opaque), record("t/1", ec)
+    assert diverged_by_columns(base, cand, table(opaque), table(ec), 0.05, K) is None
 
 
 def test_one_row_token_reads_as_the_whole_table_conversion():

@@ -78,3 +78,18 @@ def test_tokens_from_columns_equal_tokens_from_entries_on_awkward_values():
     e[0]["top"][1]["logprob"] = None
     rows = TokenColumns.from_entries(e).entries()          # what the side file gives back
     assert tokens_from_table(table(e)) == tokens_of({"logprobs": rows})
+
+
+def test_identical_items_without_ids_are_decided_by_bytes_as_the_per_token_path():
+    """A server that sends no token ids (vLLM, SGLang): the tokens are compared by bytes, on
+    the columns as by diff_item; the same bytes split otherwise is still the per-token path's."""
+    words = ["The", " answer", " is", " 4", "."]
+    same = record("a/1", "The answer is 4.")
+    for strip in ("both", "one"):
+        e = entries(words, not_top1_at=(2,))
+        bare = [dict(x, id=None, top=[dict(t, id=None) for t in x["top"]]) for x in e]
+        fast, slow = both_paths(same, same, bare, bare if strip == "both" else e)
+        assert fast is not None and fast == slow and fast.baseline_not_top1 == 1
+    split = [dict(x, id=None) for x in entries(["The", " ans", "wer", " is", " 4", "."])]
+    fast, slow = both_paths(same, same, bare, split)
+    assert fast is None and slow.retokenised

@@ -164,10 +164,11 @@ def test_remerging_divergences_on_the_arrays_give_the_per_item_verdicts(tmp_path
     assert asked == []
 
 
-def test_prefix_drift_on_the_arrays_is_top_drifts_maximum():
+@pytest.mark.parametrize("level", ["id", "bytes"])
+def test_prefix_drift_on_the_arrays_is_top_drifts_maximum(level):
     """Random alternatives of few ids (repeated in a list, listed on one side only, lists of
     any length, some empty): _prefix_drift is max(top_drift) over the positions, as the Tok
-    walk finds it."""
+    walk finds it; by id, and by bytes where the tokens carry no ids."""
     import pyarrow as pa
 
     from evalsuite.lossless.columnar import _prefix_drift, _Side
@@ -181,16 +182,18 @@ def test_prefix_drift_on_the_arrays_is_top_drifts_maximum():
         for p in range(n):
             alts = [(f" x{i}", i, -rng.choice([0, 1, 2, 3]) / 8) for i in (rng.randrange(6) for _ in range(rng.randrange(0, 5)))]
             out.append(entry(f" t{p}", 900 + p, -1 / 16, alts))
+        if level == "bytes":
+            out = [dict(e, id=None, top=[dict(t, id=None) for t in e["top"]]) for e in out]
         return out
 
     for _ in range(150):
         n = rng.randrange(1, 25)
         tables = [pa.Table.from_batches([TokenColumns.from_entries(side(n)).to_arrow()]) for _ in range(2)]
         b, c = (_Side(t, {"answer": "".join(f" t{p}" for p in range(n))}) for t in tables)
-        assert b.ok and c.ok
+        assert b.ok and c.ok and (b.ids is None) == (level == "bytes")
         stop = rng.randrange(0, n + 1)
         tb, tc = (tokens_from_table(t) for t in tables)
         want = 0.0
         for x, y in zip(tb[:stop], tc[:stop]):
-            want = max(want, top_drift(x, y, "id"))
-        assert _prefix_drift(b, c, stop) == want
+            want = max(want, top_drift(x, y, level))
+        assert _prefix_drift(b, c, stop, level) == want

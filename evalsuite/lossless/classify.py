@@ -377,9 +377,10 @@ def _diff_in_spelled_prefix(item_id: str, tb: list[Tok], tc: list[Tok], base: di
 def identical_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc: Any,
                          views: tuple[Any, Any] | None = None) -> ItemDiff | None:
     """The common case of a large diff decided on the side file's Arrow columns, without a
-    Python object per token: byte-identical texts, the same token ids and bytes, and bytes that
-    spell the text. Returns exactly what diff_item would; None sends the item down diff_item
-    (anything unusual: missing ids or bytes, partial-byte tokens, errors, retokenised text).
+    Python object per token: byte-identical texts, the same token bytes (and ids, where both
+    sides carry them), and bytes that spell the text. Returns exactly what diff_item would;
+    None sends the item down diff_item (anything unusual: missing bytes, partial-byte tokens,
+    errors, retokenised text).
     `views`: the two tables' numpy arrays (store.token_arrays.ItemArrays), when the caller has
     them already (a row group's, built once)."""
     import numpy as np
@@ -391,9 +392,12 @@ def identical_by_columns(base: dict[str, Any], cand: dict[str, Any], tb: Any, tc
     if base.get("outcome") == "error" or cand.get("outcome") == "error" or not _texts_equal(base, cand):
         return None
     vb, vc = views if views is not None else (ItemArrays.of(tb), ItemArrays.of(tc))
-    if not (vb.ids_complete() and vc.ids_complete() and vb.bytes_complete() and vc.bytes_complete()):
+    if not (vb.bytes_complete() and vc.bytes_complete()):
         return None
-    if not (np.array_equal(vb.ids(), vc.ids()) and vb.same_bytes(vc)):
+    # compared by id where every token of both has one, else by bytes (comparison_level); the
+    # bytes are compared either way (equal ids with other bytes: the per-token path says why)
+    by_id = vb.ids_complete() and vc.ids_complete()
+    if not ((not by_id or np.array_equal(vb.ids(), vc.ids())) and vb.same_bytes(vc)):
         return None
     if vb.spelled() != raw_text(base).encode("utf-8"):
         return None

@@ -251,6 +251,24 @@ def _keys(tables: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     return [out[0], out[2]], [out[1], out[3]]
 
 
+def _same_lists(views: tuple[Any, Any], prefix: int) -> bool:
+    """The Arrow shortcut below (logprob, top_id, top_logprob and top_bytes equal, top_id with
+    no null list) read from the arrays, where some alternative has no id (same_numbers asks for
+    every id): every number there (no null, NaN or +inf), the bytes of every alternative, the
+    same ids value for value and null for null, the same numbers and bytes. A strict test:
+    False sends the prefix to the Arrow shortcut, which may still find the lists equal."""
+    for v in views:
+        g = v.g
+        if (g.list_nulls or v._rows_hold(g.lp_odd, prefix) or v._rows_hold(g.ragged, prefix)
+                or v._flat_hold(g.top_lp_bad, prefix) or v._flat_hold(g.top_lp_odd, prefix)
+                or v._flat_hold(g.top_bytes_null, prefix)):
+            return False
+    if not views[0].numbers_equal(views[1], prefix):      # the same list lengths first
+        return False
+    (la, ha), (lb, hb) = views[0]._flat(prefix), views[1]._flat(prefix)
+    return bool((views[0].g.top_id_null[la:ha] == views[1].g.top_id_null[lb:hb]).all())
+
+
 def position_drift(tb: Any, tc: Any, prefix: int, views: tuple[Any, Any] | None = None) -> PositionDrift | None:
     """The drift at each of the first `prefix` positions of two token_schema() Arrow tables
     (positions where the emitted tokens agree), at those where both have a logprob and a top-K.
@@ -262,7 +280,7 @@ def position_drift(tb: Any, tc: Any, prefix: int, views: tuple[Any, Any] | None 
 
     if tb is None or tc is None or prefix <= 0:
         return None
-    if views is not None and views[0].same_numbers(views[1], prefix):
+    if views is not None and (views[0].same_numbers(views[1], prefix) or _same_lists(views, prefix)):
         n = views[0].measured(prefix)      # the shortcut below, read from the arrays
         return PositionDrift(np.zeros(n, np.float32), np.ones(n, bool), np.zeros(n, np.float32), zero=True)
     tb, tc = tb.slice(0, prefix).combine_chunks(), tc.slice(0, prefix).combine_chunks()
