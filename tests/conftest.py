@@ -95,6 +95,27 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     line = too_many_skips(skipped, int(os.environ.get("EVALSUITE_EXPECTED_SKIPS", EXPECTED_SKIPS)))
     if line:
         terminalreporter.write_sep("!", line, red=True, bold=True)
+    ladder = real_model_ladder(config)
+    if ladder:   # which bytes the real-model tests ran on (tests/engines/test_real_model.py writes it)
+        terminalreporter.write_sep("-", "the real model's quant ladder (name, sha256, size, tensor types)")
+        terminalreporter.write(ladder)
+
+
+def real_model_ladder(config) -> str | None:
+    """The ladder file test_real_model.py wrote during this session (None: it did not run)."""
+    from engine_servers import engine_cache
+
+    path = engine_cache() / "models" / "real-model-ladder.txt"
+    started = getattr(config, "_evalsuite_started", None)
+    if started is None or not path.is_file() or path.stat().st_mtime < started:
+        return None
+    return path.read_text()
+
+
+def pytest_configure(config):
+    import time
+
+    config._evalsuite_started = time.time()
 
 
 @pytest.fixture(scope="session")

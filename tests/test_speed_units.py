@@ -249,3 +249,25 @@ def test_the_page_table_and_csv_draw_a_replay_and_a_rate_sweep():
     assert profile_csv(back).splitlines()[0].startswith("model,rate (req/s)")
     page = build_page([back])
     assert "Replayed session" in page and "Load by arrival rate" in page and page.count("<img") == 2
+
+
+def test_the_math_workload_runs_offline_on_the_packages_gsm8k(monkeypatch):
+    """No data folder and no hub: GSM8K's file ships in the package, so the math prompts still have
+    text (issue 41: the tour's speed step needs no download); with a data folder, a missing
+    MATH-500 stays the usage error it was."""
+    from pathlib import Path
+
+    from evalsuite.speed import text
+
+    real = text._load
+
+    def no_hub(pack_name, data_dir, subsets=()):
+        if pack_name == "math500":
+            raise UsageError("the speed prompts read the math500 pack's data from the hub (no --data-dir), which failed")
+        return real(pack_name, data_dir, subsets)
+
+    monkeypatch.setattr(text, "_load", no_hub)
+    corpus = text.math_corpus(None)
+    assert len(corpus.passages) == len(corpus.tasks) == 1319 and "package's copy" in corpus.source
+    with pytest.raises(UsageError):
+        text.math_corpus(Path("/nonexistent-data-dir"))

@@ -5,7 +5,7 @@ the packs hold, and each closes its prompt with a request for that kind of outpu
 
 | workload | the context (depth and the prompt's body) | the closing request |
 |---|---|---|
-| math | GSM8K test questions, then MATH-500 problems | a GSM8K question with the pack's template (step-by-step solution) |
+| math | GSM8K test questions, then MATH-500 problems (offline without a data folder: GSM8K alone, its file ships in the package) | a GSM8K question with the pack's template (step-by-step solution) |
 | code | the programming subjects of C-Eval and CMMLU (questions with code) | an SVG pack prompt (write an SVG document) |
 | prose | AGIEval reading passages (SAT, LSAT, Gaokao English and Chinese, LogiQA) | an AGIEval question with the pack's template (reasoned answer) |
 | extract | the same passages | copy the last passage word for word (output that repeats the input) |
@@ -64,7 +64,14 @@ def _with_choices(item) -> str:
 
 def math_corpus(data_dir: Path | None) -> Corpus:
     gsm8k, questions = _load("gsm8k", data_dir)
-    _, problems = _load("math500", data_dir)
+    try:
+        _, problems = _load("math500", data_dir)
+    except UsageError:
+        if data_dir is not None:
+            raise
+        # offline without a data folder: GSM8K's file ships in the package (66k tokens of questions)
+        return Corpus("math", tuple(i.question for i in questions), tuple(_user_text(gsm8k, i) for i in questions),
+                      "gsm8k test (the package's copy; MATH-500 not reachable without --data-dir)")
     return Corpus("math", tuple(i.question for i in questions) + tuple(i.question for i in problems),
                   tuple(_user_text(gsm8k, i) for i in questions), "gsm8k test, math500 test")
 

@@ -239,3 +239,32 @@ def test_speed_on_the_real_model_agrees_with_the_servers_own_timings(ladder, dat
     for r in p.rows:
         assert r.server is not None and r.failed == 0, r
         assert abs(r.mean - r.server.mean) <= 0.1 * r.server.mean, (r.name, r.mean, r.server.mean)
+
+
+@pytest.mark.parametrize("server", ["llama-server", "llama-cpp-python"])
+def test_the_first_command_runs_the_real_model_out_of_the_box(llama_server_bin, tmp_path, server):
+    """The README's first command: `evalsuite run gsm8k --model smollm2`, nothing else given: the
+    packaged model and the packaged GSM8K file, served by llama-server where one is found, else by
+    the llama-cpp-python server the set-up installed (no network: neither needs one)."""
+    import os
+    import subprocess
+
+    found = str(llama_server_bin) if server == "llama-server" else str(tmp_path / "no-llama-server-here")
+    env = {k: v for k, v in os.environ.items() if k not in ("EVALSUITE_DATA_DIR", "HF_ENDPOINT")}
+    env.update(EVALSUITE_LLAMA_SERVER=found, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-m", "evalsuite.cli", "run", "gsm8k", "--model", "smollm2", "--limit", "3",
+                           "--max-tokens", "48"], capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(proc.stdout)
+    assert "gsm8k — model smollm2" in proc.stdout and "accuracy" in proc.stdout, proc.stdout
+    (folder,) = (tmp_path / "results").iterdir()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    argv = manifest["engine"]["managed"]["argv"]
+    assert manifest["model"] == "smollm2" and argv[-1] != "" and manifest["status"] == "finished"
+    if server == "llama-server":
+        assert argv[0] == found and "-t" in argv and "-np" in argv
+    else:
+        assert "llama_cpp.server" in argv and "serving with llama-cpp-python's server" in proc.stderr
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    # tokens from the server's usage on either server (llama-cpp-python's streams carry none: asked unstreamed)
+    assert len(records) == 3 and all(r["usage"]["completion_tokens"] > 0 for r in records), records[0]["usage"]
