@@ -5,7 +5,7 @@ the packs hold, and each closes its prompt with a request for that kind of outpu
 
 | workload | the context (depth and the prompt's body) | the closing request |
 |---|---|---|
-| math | GSM8K test questions, then MATH-500 problems (offline: GSM8K alone, in the package) | a GSM8K question with the pack's template (step-by-step solution) |
+| math | GSM8K test questions, then MATH-500 problems (offline: GSM8K alone) | a GSM8K question with the pack's template (step-by-step solution) |
 | code | the programming subjects of C-Eval and CMMLU (questions with code) | an SVG pack prompt (write an SVG document) |
 | prose | AGIEval reading passages (SAT, LSAT, Gaokao English and Chinese, LogiQA) | an AGIEval question with the pack's template (reasoned answer) |
 | extract | the same passages | copy the last passage word for word (output that repeats the input) |
