@@ -67,7 +67,11 @@ def test_run_records_carry_the_steps_and_show_gives_the_median_breakdown(tmp_pat
     shown = run_cli("show", tmp_path / "run")
     line = next(x for x in shown.stdout.splitlines() if x.startswith("first token, medians over 4 records"))
     assert "prefill" in line and "(server: llama-server's timings)" in line, line
-    parts = json.loads(run_cli("show", tmp_path / "run", "--json").stdout)["first_token"]
+    # the run's own summary, written at its end, says the same (it once read the records without
+    # their server timings: "queue and prefill not exposed" at the end, "prefill" in `show`)
+    written = json.loads((tmp_path / "run" / "summary.json").read_text())["first_token"]
+    assert written["prefill"] is not None and written["server_source"] == "timings", written
+    parts = json.loads(run_cli("show", tmp_path / "run", "--format", "json").stdout)["first_token"]
     ttfts = sorted(r["timing"]["ttft_s"] for r in records)
     assert parts["ttft"] == pytest.approx((ttfts[1] + ttfts[2]) / 2)
     assert parts["prefill"] == pytest.approx(sorted(r["server_timings"]["prompt_ms"] for r in records)[1:3][0] / 1000,

@@ -28,9 +28,13 @@ from .settings import RunSettings
 from .scheduler import Scheduler
 from ..store import (MANIFEST, PARQUET, RECORDS, SUMMARY, TOKENS, RecordWriter, WrittenLines, compact_records,
                     compact_tokens, iter_record_lines, read_records, sample_key, write_json_atomic, write_parquet)
-from ..store.record import BULKY_FIELDS, slim
+from ..store.record import bulky, slim
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+# what the summary reads of each record: not the bulky fields, but the server's own timings, which
+# `show`'s first-token breakdown needs (its prefill), the same at the end of a run as after it
+SUMMARY_DROPS = bulky(keep=("server_timings",))
 
 
 # ----------------------------------------------------------------------------- the run
@@ -145,7 +149,7 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
                 else:
                     loops[record["id"]] = loop
                 kept = dict(record)
-                for name in BULKY_FIELDS:
+                for name in SUMMARY_DROPS:
                     kept.pop(name, None)
                 records.append(kept)
                 yield record
@@ -153,7 +157,7 @@ def finish_run(run_dir: Path, manifest: dict[str, Any], item_ids: list[str], sta
         write_parquet(run_dir, feed())
         summary = summarize(manifest, records, loops=loops)
     else:
-        summary = summarize(manifest, read_records(run_dir / RECORDS, drop=BULKY_FIELDS),
+        summary = summarize(manifest, read_records(run_dir / RECORDS, drop=SUMMARY_DROPS),
                             loops=loops_in_records(run_dir / RECORDS))
     write_json_atomic(run_dir / SUMMARY, summary)
     write_json_atomic(run_dir / MANIFEST, manifest)
