@@ -239,6 +239,14 @@ def test_speed_on_the_real_model_agrees_with_the_servers_own_timings(ladder, dat
     for r in p.rows:
         assert r.server is not None and r.failed == 0, r
         assert abs(r.mean - r.server.mean) <= 0.1 * r.server.mean, (r.name, r.mean, r.server.mean)
+    # a real draft model: the acceptance comes from the server's own counts, and a real draft is
+    # rejected some of the time (Q4_0 drafting for Q8_0)
+    with LlamaCppServer(ladder["q8_0"], draft_model=ladder["q4_0"], n_ctx=2048) as spec:
+        p = profile(SpeedSettings(endpoint=spec.url, pp=(128,), tg=(32,), runs=2, data_dir=data_dir, quiet=True))
+    print(profile_table(p))
+    (tg,) = [r for r in p.rows if r.test == "tg"]
+    a = tg.acceptance
+    assert a is not None and a.source in ("timings", "metrics") and a.drafted > 0 and 0 < a.rate < 1, a
 
 
 @pytest.mark.parametrize("server", ["llama-server", "llama-cpp-python"])
