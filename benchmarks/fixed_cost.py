@@ -14,12 +14,18 @@ size (start-up, preflight, the finishing step's own part), `per_item` what each 
 median and range over the rounds of both, the evalsuite/floor ratio of the per-item cost and
 the fixed cost above the floor's. Targets (issue 37): fixed <= 0.4 s above the floor's,
 per item <= 1.5x the floor's. Load average before and after goes with the figures.
+
+The grader's share (issue 45): each round also grades the stub's answers ("The answer is N",
+N as the stub picks it) with the pack's own grade() in a child process, one thread, and times
+that loop alone (CPU per answer). A run grades every answer, the floor none: "per item without
+the grade" is evalsuite's per-item CPU less that, beside the floor's.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import shutil
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -47,7 +53,32 @@ def spread(values: list[float], scale: float = 1.0, digits: int = 3) -> dict:
             "min": round(min(values) * scale, digits), "max": round(max(values) * scale, digits)}
 
 
+def grade_main(n: int, data_dir: str) -> None:
+    """Grade the stub's answers to the first n GSM8K items; print the CPU seconds of the loop."""
+    import time
+    import zlib
+
+    from evalsuite.tasks import LoadOptions, open_pack
+
+    pack = open_pack("gsm8k", None)
+    items = pack.load(LoadOptions(data_dir=data_dir))[:n]
+    answers = [f"The answer is {zlib.crc32(item.id.encode()) % 1000}" for item in items]
+    t0 = time.process_time()
+    for item, answer in zip(items, answers):
+        pack.grade(item, answer)
+    print(time.process_time() - t0)
+
+
+def grading_cpu(n: int, data_dir: Path) -> float:
+    out = subprocess.run([sys.executable, __file__, "grade", str(n), str(data_dir)], capture_output=True, text=True,
+                         check=True).stdout
+    return float(out.split()[-1])
+
+
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["grade"]:
+        return grade_main(int(argv[1]), argv[2])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1, GSM8K_N])
     p.add_argument("--runs", type=int, default=3)
@@ -80,12 +111,17 @@ def main(argv: list[str] | None = None) -> None:
                 row.setdefault("floor", {})[n] = b["cpu_s"]
                 print(f"  round {rnd + 1} n={n:<5} {'floor':<10} cpu {b['cpu_s']:.3f} s  wall {b['wall_s']:.2f} s",
                       file=sys.stderr, flush=True)
+            n = max(args.sizes)
+            row["grade_ms"] = 1000 * grading_cpu(n, data_dir) / n
+            print(f"  round {rnd + 1} grading alone {row['grade_ms']:.3f} ms an answer", file=sys.stderr, flush=True)
             report["rounds"].append(row)
     finally:
         report["stub_cpu_s"] = round(server.stop(), 3)
         shutil.rmtree(tmp, ignore_errors=True)
     report["machine_after"] = machine()
-    fits = {name: [fit(sorted(r[name].items())) for r in report["rounds"]] for name in report["rounds"][0]}
+    fits = {name: [fit(sorted(r[name].items())) for r in report["rounds"]] for name in report["rounds"][0]
+            if name != "grade_ms"}
+    grade_ms = [r["grade_ms"] for r in report["rounds"]]
     floor = fits["floor"]
     out = {}
     for name, per_round in fits.items():
@@ -94,6 +130,9 @@ def main(argv: list[str] | None = None) -> None:
         if name != "floor":
             out[name]["fixed_above_floor_s"] = spread([a - f[0] for (a, _), f in zip(per_round, floor)])
             out[name]["per_item_x_floor"] = spread([b / f[1] for (_, b), f in zip(per_round, floor)], digits=2)
+            out[name]["grade_ms"] = spread(grade_ms)
+            out[name]["per_item_less_grade_x_floor"] = spread(
+                [(b - g / 1000) / f[1] for (_, b), f, g in zip(per_round, floor, grade_ms)], digits=2)
     report["fits"] = out
     print_report(report)
     if args.out:
@@ -116,6 +155,11 @@ def print_report(report: dict) -> None:
             line += (f"\n  {'':<10} fixed above the floor's {a['median']:.3f} s [{a['min']:.3f}-{a['max']:.3f}] "
                      f"(target <= {TARGET_FIXED_ABOVE_FLOOR_S}); per item {x['median']:.2f}x the floor's "
                      f"[{x['min']:.2f}-{x['max']:.2f}] (target <= {TARGET_PER_ITEM_X_FLOOR})")
+            if "grade_ms" in f:      # older --out files have no grading figure
+                g, y = f["grade_ms"], f["per_item_less_grade_x_floor"]
+                line += (f"\n  {'':<10} of which grading {g['median']:.3f} ms an answer [{g['min']:.3f}-{g['max']:.3f}] "
+                         f"(the pack's grade alone, one thread); per item without it {y['median']:.2f}x the floor's "
+                         f"[{y['min']:.2f}-{y['max']:.2f}]")
         print(line)
     print(f"  stub server CPU {report['stub_cpu_s']} s (not the clients')")
 

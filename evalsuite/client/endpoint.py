@@ -349,7 +349,9 @@ class Endpoint:
 
         def absorb(field_reasoning: str | None, content: str | None, lp: Any, finish: str | None) -> None:
             nonlocal reasoning_source, ttft, ttfa, finish_reason, unscored
-            now = time.perf_counter()
+            # the clock is read while a first-token time is still to take (a long answer's later
+            # events need none: ~1,000 reads an answer less)
+            now = time.perf_counter() if ttfa is None or ttft is None else 0.0
             if field_reasoning:
                 reasoning_source = "field"
                 reasoning.append(field_reasoning)
@@ -393,15 +395,18 @@ class Endpoint:
         if self.stream if streamed is None else streamed:
             body = {**params, **extra_body}   # extra_body merged into the JSON as the SDK does
             try:
+                # the events of each block received, parsed in one go (one step of the generator a
+                # block, not one an event: a short answer arrives whole in one block)
                 async with aclosing(self._sse("/chat/completions" if chat else "/completions", body, progress,
-                                              phases)) as chunks:
-                    async for chunk in chunks:
-                        events += 1
-                        if events == 1:
+                                              phases)) as blocks:
+                    async for chunks in blocks:
+                        if not events and chunks:
                             first_chunk = time.perf_counter() - t0
+                        events += len(chunks)
                         if progress is not None:
                             progress["events"] = events
-                        take(chunk)
+                        for chunk in chunks:
+                            take(chunk)
             except _StreamFailed as failed:
                 raise self._transport_error(failed.error, failed.opened) from None
             except (json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
@@ -455,9 +460,12 @@ class Endpoint:
 
     async def _sse(self, path: str, body: dict[str, Any], progress: dict[str, Any] | None,
                    phases: Phases | None = None):
-        """The JSON objects of a server-sent event stream, up to `data: [DONE]` or the end.
-        HTTP errors raise EndpointError (classified); transport failures _StreamFailed; an
-        `error` event or object in the stream EndpointError("stream_broken")."""
+        """The JSON objects of a server-sent event stream, up to `data: [DONE]` or the end, as
+        one list per block received (the events that block completed; none are held back for a
+        later block). HTTP errors raise EndpointError (classified); transport failures
+        _StreamFailed; an `error` event or object in the stream EndpointError("stream_broken"),
+        and a data line that is not JSON ValueError, each once the events before it in its
+        block have been handed out."""
         import aiohttp
 
         opened = False
@@ -483,6 +491,9 @@ class Endpoint:
                 buffer += block
                 lines = buffer.split(b"\n")
                 buffer = lines.pop()
+                chunks: list[Any] = []
+                failed: BaseException | None = None
+                done = False
                 for line in lines:
                     line = line.rstrip(b"\r")
                     if line:
@@ -497,21 +508,33 @@ class Endpoint:
                     payload = b"\n".join(data)
                     data = []
                     if payload.startswith(b"[DONE]"):
-                        if progress is not None:
-                            progress["done"] = True
-                        await _drain(response)
-                        return
-                    chunk = loads_json(payload)
+                        done = True
+                        break
+                    try:
+                        chunk = loads_json(payload)
+                    except ValueError as e:
+                        failed = e
+                        break
                     if event == b"error" or (isinstance(chunk, dict) and chunk.get("error")):
                         err = chunk.get("error") if isinstance(chunk, dict) else chunk
                         message = err.get("message") if isinstance(err, dict) else err
-                        raise EndpointError("stream_broken", f"broken response stream: APIError: {message or chunk}")
+                        failed = EndpointError("stream_broken", f"broken response stream: APIError: {message or chunk}")
+                        break
                     event = None
-                    yield chunk
+                    chunks.append(chunk)
+                if chunks:
+                    yield chunks
+                if failed is not None:
+                    raise failed
+                if done:
+                    if progress is not None:
+                        progress["done"] = True
+                    await _drain(response)
+                    return
             if data:  # a last event without its blank line
                 payload = b"\n".join(data)
                 if not payload.startswith(b"[DONE]"):
-                    yield loads_json(payload)
+                    yield [loads_json(payload)]
         except (aiohttp.ClientError, OSError) as e:
             response.close()
             raise _StreamFailed(e, opened) from None
