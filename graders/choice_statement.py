@@ -20,7 +20,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from . import statement as prose
+from . import words
 
 # --- chat-template debris ------------------------------------------------------------------
 
@@ -219,7 +219,7 @@ MAX_MENTIONS = 12              # more letters than that is a list of options, no
 
 # the prose reader's negations that follow what they deny ('wrong', 'falsch', 'yanlış'), the words
 # written with spaces only: a glued one ('错') is also a part of other words ('没错', correct)
-SPACED_NEGATE_AFTER = tuple(w for w in prose.NEGATE_AFTER if not w.startswith("~"))
+SPACED_NEGATE_AFTER = tuple(w for w in words.NEGATE_AFTER if not w.startswith("~"))
 
 
 def _clause_end(text: str, pos: int) -> int:
@@ -237,7 +237,7 @@ def _negated_in_own_clause(text: str, m: Mention, next_letter: int) -> bool:
     if next_letter < end:
         return False
     clause = text[m.end:end]
-    return NEGATION_BEFORE.search(text, m.end, end) is not None or bool(prose._find(SPACED_NEGATE_AFTER, clause))
+    return NEGATION_BEFORE.search(text, m.end, end) is not None or bool(words.find(SPACED_NEGATE_AFTER, clause))
 
 
 def _asked(text: str, pos: int, before: int) -> bool:

@@ -34,8 +34,10 @@ import unicodedata
 from dataclasses import dataclass
 
 from .normalise import vulgar_fractions
-from .statement import (SCALE_WORDS, Reading, ascii_digits, corrected_after, cut_at_turn_end, read_final, restated_after,
-                        read_statement, sentences)
+from .clauses import Reading, read_statement
+from .decide import corrected_after, read_final, restated_after
+from .numbers import SCALE_WORDS
+from .region import ascii_digits, cut_at_turn_end, sentences
 
 MAX_SCAN = 20_000      # characters from the end of a response that are searched
 MAX_WHOLE = 80         # a one-line response up to this long may be the bare answer

@@ -19,7 +19,7 @@ from .fuzzy import grade_text
 from .gold import gold_answer, gold_has_several, infer_kind
 from .math_answer import grade_math_answer, number_word
 from .normalise import unicode_to_latex
-from .statement import cut_at_turn_end
+from .region import cut_at_turn_end
 from .verdict import Verdict
 
 KINDS = ("choice", "numeric", "math", "text")

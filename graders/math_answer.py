@@ -21,7 +21,7 @@ from .verdict import Verdict, verdict
 def number_word(answer: str) -> str | None:
     """'There are three ways.' -> '3', 'thirty-four' -> '34': the one value of a short answer
     written in words (statement.py reads them, in the languages it knows); None otherwise."""
-    from .statement import read_statement
+    from .clauses import read_statement
 
     if len(answer) > 300:
         return None
@@ -177,7 +177,7 @@ def prose_numbers(answer: str, several: bool) -> str | None:
     5." -> 6; a hedge, several values or a bound give none); where it reads no structure, its
     last number ('2.5 million' as one), or, when the gold has several answers, the last run of
     numbers joined by and/or/commas ('are 3 and 5')."""
-    from .statement import read_statement
+    from .clauses import read_statement
 
     if several:
         runs = list(NUMBER_LIST_RE.finditer(answer))

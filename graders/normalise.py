@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .statement import OR_WORDS
+from .words import OR as OR_WORDS
 
 # Unicode maths -> the LaTeX the parser reads. Applied before NFKC, which would turn ² into 2.
 UNICODE_MATH = {
@@ -246,7 +246,8 @@ def split_unit(text: str) -> tuple[str, str] | None:
     '5 cm^2', '12 square units', '20 किताबें', '15个', '3万' -> ('30000', '')); None otherwise.
     Letters and marks are told by their Unicode category: no list of units. At most four words;
     none of them a maths name; a single cased letter only as an SI symbol right after a number."""
-    from .statement import SCALE_WORDS, is_letter, number_value, show
+    from .numbers import SCALE_WORDS, number_value, show
+    from .words import is_letter
 
     body = text.rstrip(" .")
     power = re.search(r"(?:\^\s*\{?\s*[23]\s*\}?|[23²³])$", body)

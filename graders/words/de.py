@@ -1,0 +1,25 @@
+"""German function words, by role."""
+NEGATE_BEFORE = ("nicht", "kein", "keine", "keinen", "statt", "anstatt", "anstelle von", "anstelle")
+NEGATE_AFTER = ("ist nicht richtig", "ist nicht korrekt", "ist nicht die antwort", "falsch")
+NOT_NEGATION = ("nicht nur",)
+NO = ("nein",)
+OR = ("oder", "entweder")
+RANGE_START = ("zwischen",)
+RANGE_TO = ("bis",)
+AND = ("und",)
+BOUND_BEFORE = ("mindestens", "höchstens", "mehr als", "weniger als", "über", "unter", "fast", "knapp", "bis zu")
+BOUND_AFTER = ("oder mehr", "oder weniger")
+CONTRAST = ("aber", "sondern", "doch")
+CORRECTION = ("warte", "moment", "nein", "eigentlich", "korrektur")
+CONCLUDE = ("also", "daher", "deshalb", "somit", "folglich")
+REASON = ("weil", "denn")
+COMMENT = ("was", "das heißt", "d.h.")
+ADJUNCT_BEFORE = ("für", "nach", "innerhalb", "pro", "je", "während")
+COPULA = ("ist", "sind", "war", "wird")
+RIGHT = ("richtig", "korrekt")
+ARTICLE = ("die", "der", "das", "den", "dem", "des", "ein", "eine", "einen", "einem")
+PREPOSITION = ("von", "mit", "zu", "zum", "zur", "aus")
+PRONOUN = ("er", "sie", "es", "wir", "ihr", "ich", "man", "insgesamt", "zusammen")
+SCALE = {"tausend": 10**3, "million": 10**6, "millionen": 10**6, "mio": 10**6, "milliarde": 10**9, "milliarden": 10**9,
+         "mrd": 10**9}
+GRAMMAR = "text2num"  # numbers.py reads this language's number words with text2num

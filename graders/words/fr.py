@@ -1,0 +1,25 @@
+"""French function words, by role."""
+NEGATE_BEFORE = ("pas", "non", "jamais", "plutôt que", "au lieu de", "et non")
+NEGATE_AFTER = ("n'est pas correct", "n'est pas juste", "n'est pas la bonne réponse", "faux", "fausse", "erroné",
+                "incorrecte", "incorrect")
+NOT_NEGATION = ("non seulement",)
+NO = ("non",)
+OR = ("ou", "soit")
+RANGE_START = ("entre",)
+RANGE_TO = ("à", "au")
+AND = ("et",)
+BOUND_BEFORE = ("au moins", "au plus", "au maximum", "au minimum", "plus de", "moins de", "presque", "jusqu'à")
+BOUND_AFTER = ("ou plus", "ou moins")
+CONTRAST = ("mais",)
+CORRECTION = ("attendez", "attends", "pardon", "en fait", "plutôt")
+CONCLUDE = ("soit", "ce qui fait", "ce qui donne", "donc", "ainsi", "alors")
+REASON = ("parce que", "puisque")
+COMMENT = ("ce qui", "c'est-à-dire")
+ADJUNCT_BEFORE = ("en", "pour", "après", "pendant", "par", "dans")
+COPULA = ("est", "sont", "était", "sera")
+RIGHT = ("correcte", "bonne")
+ARTICLE = ("la", "le", "les", "l'", "un", "une", "des", "du")
+PREPOSITION = ("de", "d'", "avec", "sur")
+PRONOUN = ("il", "elle", "ils", "elles", "on", "nous", "vous", "je", "ce", "c'", "cela", "ça", "en tout", "au total")
+SCALE = {"mille": 10**3, "milliers": 10**3, "million": 10**6, "millions": 10**6, "milliard": 10**9, "milliards": 10**9}
+GRAMMAR = "text2num"  # numbers.py reads this language's number words with text2num
