@@ -8,7 +8,8 @@ RANGE_TO and AND make a range or a list; BOUND_BEFORE / BOUND_AFTER bound a valu
 CONCLUDE ('so', '所以') opens a result, REASON ('because') and COMMENT ('which is') working after it;
 ADJUNCT_BEFORE / ADJUNCT_AFTER ('in 2.5 hours', '2.5 घंटे में') make a circumstance; COPULA ('is',
 'equals') and MODAL ('could', '也') join a subject to what is said of it; RIGHT ('correct') calls an
-option right; ARTICLE ('the'), PREPOSITION ('of') and PRONOUN ('she', 'in all') are words a reader
+option right, OPTION names one ('option', '选项'), CHECK opens a check of working ('verify',
+'检验'); ARTICLE ('the'), PREPOSITION ('of') and PRONOUN ('she', 'in all') are words a reader
 places without a role of their own. No verbs of content, no nouns: a word no role places is a
 word the reader cannot place (`placed`).
 
@@ -41,6 +42,7 @@ CONCLUDE, REASON, COMMENT, ADJUNCT_BEFORE, ADJUNCT_AFTER = map(_merged, ("CONCLU
                                                                         "ADJUNCT_AFTER"))
 COPULA, MODAL, RIGHT, ARTICLE, PREPOSITION, PRONOUN = map(_merged, ("COPULA", "MODAL", "RIGHT", "ARTICLE", "PREPOSITION",
                                                                    "PRONOUN"))
+OPTION, CHECK = map(_merged, ("OPTION", "CHECK"))
 # 'of' offers alternatives in Dutch and is a preposition in English: between two values it is the latter
 OR_BETWEEN_VALUES = tuple(w for w in OR if w not in PREPOSITION)
 SCALE = {w: v for m in LANGUAGES.values() for w, v in getattr(m, "SCALE", {}).items()}
@@ -50,7 +52,7 @@ TEXT2NUM = tuple(name for name, m in LANGUAGES.items() if getattr(m, "GRAMMAR", 
 
 _ROLES = ("NEGATE_BEFORE", "NEGATE_AFTER", "NOT_NEGATION", "NO", "EXCLUDE", "OR", "RANGE_START", "RANGE_TO", "AND",
           "BOUND_BEFORE", "BOUND_AFTER", "CONTRAST", "CORRECTION", "CONCLUDE", "REASON", "COMMENT", "ADJUNCT_BEFORE",
-          "ADJUNCT_AFTER", "COPULA", "MODAL", "RIGHT", "ARTICLE", "PREPOSITION", "PRONOUN")
+          "ADJUNCT_AFTER", "COPULA", "MODAL", "RIGHT", "ARTICLE", "PREPOSITION", "PRONOUN", "OPTION", "CHECK")
 PLACED = frozenset(part for role in _ROLES for entry in _merged(role) if not entry.startswith("~")
                    for part in entry.lower().split())
 
@@ -107,6 +109,16 @@ def opens(words: tuple[str, ...], text: str, pos: int = 0) -> re.Match | None:
     """An entry of the lexicon at `pos`, as a whole word."""
     m = pattern(words).match(text, pos)
     return m if m is not None and bounded(text, m, words) else None
+
+
+def alternation(*lexicons: tuple[str, ...]) -> str:
+    """A regex alternation of the entries: a spaced entry with no letter or digit on either side (its
+    spaces match any spacing), a glued one anywhere; longest first."""
+    entries = {w for words in lexicons for w in words}
+    spaced = sorted((w for w in entries if not w.startswith("~")), key=lambda w: (-len(w), w))
+    glued = sorted((w[1:] for w in entries if w.startswith("~") and len(w) > 1), key=lambda w: (-len(w), w))
+    parts = [r"(?<!\w)(?:" + "|".join(re.escape(w).replace("\\ ", r"\s+") for w in spaced) + r")(?!\w)"] if spaced else []
+    return "(?:" + "|".join(parts + [re.escape(w) for w in glued]) + ")"
 
 
 def ends(words: tuple[str, ...], text: str) -> re.Match | None:

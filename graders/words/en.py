@@ -1,12 +1,12 @@
 """English function words, by role (graders/words/__init__.py says what each role is)."""
 NEGATE_BEFORE = ("not", "isn't", "isnt", "aren't", "wasn't", "weren't", "won't", "can't", "cannot", "doesn't", "don't",
-                 "didn't", "never", "rather than", "instead of", "as opposed to", "other than", "no longer")
+                 "didn't", "never", "neither", "nor", "rather than", "instead of", "as opposed to", "other than", "no longer")
 NEGATE_AFTER = ("is wrong", "is incorrect", "wrong", "incorrect", "is not correct", "is not right", "is not the answer",
                 "isn't correct", "isn't right", "isn't the answer", "is false", "are false", "are wrong", "are incorrect")
 NOT_NEGATION = ("not only",)
 NO = ("no",)
 EXCLUDE = ("except", "excluding", "eliminate", "eliminated", "rule out", "ruled out", "exclude", "excluded")
-OR = ("or", "either")
+OR = ("or", "either", "vs")
 RANGE_START = ("between",)
 RANGE_TO = ("to",)
 AND = ("and",)
@@ -20,12 +20,15 @@ CORRECTION = ("wait", "no wait", "actually", "correction", "sorry", "oops", "i m
 CONCLUDE = ("so", "therefore", "thus", "hence", "which means", "which makes", "that makes", "this means", "so that's",
             "thereby", "making", "giving", "leaving", "for a total of", "totaling", "totalling", "resulting in",
             "which gives", "bringing the total to")
-REASON = ("because", "since", "given that", "due to")
+REASON = ("because", "since", "given that", "due to", "as", "whereas")
 COMMENT = ("which", "which is", "that is", "i.e.", "namely")
 ADJUNCT_BEFORE = ("in", "for", "after", "within", "per", "every", "each", "during")
 COPULA = ("is", "are", "was", "were", "be", "will be", "would be", "equals", "equal", "seems", "seem",
           "looks", "has", "had")
-MODAL = ("could", "would", "might", "may", "can", "also")
+MODAL = ("could", "would", "might", "may", "can", "also", "does", "doesn't", "do")
+OPTION = ("option", "options", "choice", "choices", "letter")
+CHECK = ("check", "checking", "verify", "verifying", "verification", "consider", "look at", "examine", "evaluate", "start with",
+         "sanity check", "double-check", "double-checking")
 RIGHT = ("correct", "right", "true", "answer", "best")
 ARTICLE = ("the", "a", "an")
 PREPOSITION = ("of", "with", "from", "by", "at", "on", "into", "out", "off", "about", "than")

@@ -17,6 +17,7 @@ COMMENT = ("lo que", "es decir")
 ADJUNCT_BEFORE = ("por", "para", "después de", "durante", "cada", "en")
 COPULA = ("es", "son", "era", "será")
 RIGHT = ("correcta", "correcto")
+OPTION = ("la opción", "opción")
 SCALE = {"mil": 10**3, "millones": 10**6, "millón": 10**6}
 ARTICLE = ("el", "la", "los", "las", "un", "una")
 PREPOSITION = ("de", "del", "con")
