@@ -263,7 +263,7 @@ def run_cases(show_errors: bool, only: str | None = None) -> dict:
 
 def run_math500() -> dict | None:
     from evalsuite.graders import grade_math
-    from evalsuite.graders.extract import find_boxed
+    from evalsuite.graders.region import find_boxed
 
     path = data_dir() / "math500" / "test.jsonl"
     if not path.exists():

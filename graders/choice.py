@@ -25,7 +25,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-from .choice_statement import Statement, cut_template_debris, final_sentences, latin_lookalikes, read_statement
+from . import region, words
+from .choice_statement import Statement, final_sentences, latin_lookalikes, read_statement
 
 __all__ = ["extract_choice", "MAX_RESPONSE_CHARS"]
 
@@ -58,8 +59,6 @@ def _normalise(response: str) -> str:
 
 _OPEN = "([【{<《「'\"“‘"
 _CLOSE = ")]】}>》」'\"”’"
-_LIST_SEPARATORS = ("以及", "and", "和", "及", "与", "、", ",", "/", "&", "+", ";")
-_ALTERNATIVE_SEPARATORS = ("或者", "或是", "或", "or")
 # what may follow a group of several letters for it to count as the answer ("A, B is wrong" is not)
 _TERMINATOR = re.compile(r"\s*(?:两项|三项|项|选项|options?\b|choices?\b|are\s+correct|正确|均正确|都正确)?"
                          r"\s*(?:$|[。.!！;；,，:：)\]】\n]|因为|because|since|<eoa>|<eos>|</s>|<\|(?:endoftext|im_end|eot_id)\|>)",
@@ -104,15 +103,15 @@ def _skip(text: str, pos: int, chars: str) -> int:
     return pos
 
 
+_SEPARATOR = re.compile(rf"\s*(?:(?P<alt>{words.alternation(words.OR)})|{words.alternation(words.AND)}|[、,/&+;])\s*", re.IGNORECASE)
+
+
 def _separator_at(text: str, pos: int) -> tuple[str, int] | None:
     """('list' | 'alt', position after it) when a separator between letters starts at pos."""
+    m = _SEPARATOR.match(text, pos)
+    if m is not None:
+        return ("alt" if m.group("alt") else "list"), m.end()
     p = _skip(text, pos, "")
-    for words, kind in ((_ALTERNATIVE_SEPARATORS, "alt"), (_LIST_SEPARATORS, "list")):
-        for word in words:
-            if text.startswith(word, p) or (word.isalpha() and text[p:p + len(word)].lower() == word):
-                if word.isascii() and word.isalpha() and p + len(word) < len(text) and text[p + len(word)].isalpha():
-                    continue
-                return kind, _skip(text, p + len(word), "")
     if p > pos:  # plain spaces: "A C", "A B D"
         return "list", p
     return None
@@ -162,36 +161,9 @@ def _read_group(text: str, pos: int, valid: str) -> _Read | None:
 
 # --- cues ----------------------------------------------------------------------------------
 
-_ZH_CUE = re.compile(
-    r"(?<![不非未别勿])"
-    r"(?:(?:正确答案|最终答案|参考答案|标准答案|答案|正确选项|最佳选项|正确的选项|正确的是|应当选|应该选|应选|故选|"
-    r"所以选|因此选|综上选|我选|本题选|选)择?|答(?=\s*[:：]))"
-    r"\s*[】\]>]?\s*(?:应该|应当|应|就|也)?\s*(?:是|为|选|选择)?\s*[:：]?\s*(?:选项|选)?\s*"
-)
-_EN_CUE = re.compile(
-    r"\b(?:"
-    r"(?:the\s+)?(?:(?:correct|right|final|best|most\s+likely|only\s+correct|true)\s+)?answers?"
-    r"(?:\s+here)?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be)"
-    r"|(?:the\s+)?(?:correct|right|best|true|only\s+correct)\s+(?:option|choice)s?"
-    r"(?:\s+here)?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be)"
-    r"|(?:final\s+|correct\s+)?answers?\s*[:=]|correct\s+(?:option|choice)\s*[:=]"
-    r"|i(?:\s+would|\s+will|'d)?\s+(?:choose|pick|select|go\s+with)"
-    r"|(?:therefore|thus|hence|so)\s*,?(?=\s*(?:option\s+)?\(?[A-J]\)?\s*(?:[.。!]|$))"
-    r")\s*:?\s*(?:(?:definitely|clearly|certainly|obviously|surely|indeed)\s+)?(?:option|choice|letter|answer)?\s*:?\s*",
-    re.IGNORECASE,
-)
-# the same cues in French, German, Spanish, Russian, Japanese and Arabic
-_INTL_CUE = re.compile(
-    r"(?:(?<![^\W\d_])(?:"
-    r"(?:la\s+)?(?:bonne\s+|vraie\s+|meilleure\s+)?réponse(?:\s+correcte|\s+finale)?\s+(?:est|sera)|réponse\s*:|je\s+choisis"
-    r"|(?:die\s+)?(?:richtige\s+|korrekte\s+|endgültige\s+)?antwort\s+(?:ist|lautet)|antwort\s*:|ich\s+wähle"
-    r"|(?:la\s+)?respuesta(?:\s+correcta|\s+final)?\s+es|respuesta\s*:|elijo"
-    r"|(?:правильный\s+|верный\s+)?ответ\s*(?::|—|–|это)"
-    r")|正解は|答えは|答え\s*[:：]|الجواب(?:\s+الصحيح)?\s*(?:هو|:)|الإجابة(?:\s+الصحيحة)?\s*(?:هي|هو|:))"
-    r"\s*:?\s*(?:(?:définitivement|clairement|eindeutig|claramente)\s+)?"
-    r"(?:l'option|option|choix|opción|la\s+opción|вариант|variante|選択肢)?\s*:?\s*",
-    re.IGNORECASE,
-)
+# 'Therefore, C.', '所以B。': a conclusion word before a letter that ends the sentence (the other cues: region.cues)
+_CONCLUDE_LETTER = re.compile(rf"{words.alternation(words.CONCLUDE)}\s*,?\s*(?:{words.alternation(words.OPTION)}\s+)?"
+                              r"(?=\(?[A-J]\)?\s*(?:[.。!]|$))", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]{0,200})\}")
 _OPTION_CORRECT = re.compile(
     r"(?:选项|option\s*|options\s*)?(?<![A-Za-z0-9])([A-J](?:\s*(?:[、,/]|and|和|与|及)\s*[A-J]){0,9})(?![A-Za-z0-9])"
@@ -279,8 +251,7 @@ def _rule_boxed(text: str, valid: str) -> Decision | None:
 
 
 def _rule_answer_cue(text: str, valid: str, choices: Sequence[str]) -> Decision | None:
-    cues = sorted(list(_ZH_CUE.finditer(text)) + list(_EN_CUE.finditer(text)) + list(_INTL_CUE.finditer(text)),
-                  key=lambda m: m.end())
+    cues = sorted(region.cues(text, joined=False) + list(_CONCLUDE_LETTER.finditer(text)), key=lambda m: m.end())
     reads = []  # (cue match, letters read) from the last cue backwards, while they follow each other
     for match in reversed(cues):
         if match.end() == match.start():
@@ -445,13 +416,13 @@ def extract_choice(response: str, choices: Sequence[str] = (), n_gold: int = 1) 
     `choices` are the option texts in letter order (they fix the valid letters and let an answer
     that repeats an option's text count); `n_gold` is how many letters the gold answer has, so
     several letters called correct count as a multi-answer instead of as ambiguous. The
-    response ends at chat-template debris (choice_statement.cut_template_debris); a final
+    response ends at chat-template debris (region.cut_at_turn_end); a final
     statement that negates, corrects or hedges decides first, and no rule may choose a letter
     that statement rejects.
     """
     if not response or not response.strip():
         return None, "no choice letter found: empty answer"
-    text = _normalise(cut_template_debris(response[-MAX_RESPONSE_CHARS:]))
+    text = _normalise(region.cut_at_turn_end(response[-MAX_RESPONSE_CHARS:]))
     if not text.strip():
         return None, "no choice letter found: empty answer"
     valid = _valid_letters(choices)

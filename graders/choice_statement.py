@@ -22,31 +22,6 @@ from dataclasses import dataclass
 
 from . import words
 
-# --- chat-template debris ------------------------------------------------------------------
-
-# markers of a chat template or an end of turn: the response ends at the first one after its
-# text (an opening one, `<|im_start|>assistant`, is skipped)
-TEMPLATE_MARKER = re.compile(
-    r"<\|(?:im_start|im_end|eot_id|eom_id|start_header_id|end_header_id|endoftext|end|user|assistant|system)\|>"
-    r"|<｜(?:end▁of▁sentence|User|Assistant)｜>|</s>|<s>|\[/?INST\]|<(?:start|end)_of_turn>"
-    r"|(?:^|\n)\s*(?:Human|User|USER|### (?:Human|User|Instruction))\s*:")
-OPENING_ROLE = re.compile(r"\s*(?:assistant|model)?\s*\n?")
-
-
-def cut_template_debris(text: str) -> str:
-    """The response up to the first chat-template or end-of-turn marker after its first words."""
-    pos = 0
-    for _ in range(8):  # markers before any text open the turn: skip them (and a role name after them)
-        lead = len(text[pos:]) - len(text[pos:].lstrip())
-        m = TEMPLATE_MARKER.match(text, pos + lead)
-        if m is None or m.end() == pos + lead:
-            break
-        pos = OPENING_ROLE.match(text, m.end()).end()
-    body = text[pos:]
-    m = TEMPLATE_MARKER.search(body)
-    return body[: m.start()] if m else body
-
-
 # --- look-alike letters --------------------------------------------------------------------
 
 # a character table, not a list of scripts: capitals that look like the Latin option letters

@@ -37,27 +37,12 @@ from .normalise import vulgar_fractions
 from .clauses import Reading, read_statement
 from .decide import corrected_after, read_final, restated_after
 from .numbers import SCALE_WORDS
-from .region import ascii_digits, cut_at_turn_end, sentences
+from .region import (ANSWER_TAG_RE, CONCLUDE_CUE_RE, TABLE_ANSWER_RE, ascii_digits, cues, cut_at_turn_end, find_all_boxed,
+                     find_boxed, json_answer, sentences)
 
 MAX_SCAN = 20_000      # characters from the end of a response that are searched
 MAX_WHOLE = 80         # a one-line response up to this long may be the bare answer
-BOX_COMMANDS = ("\\boxed", "\\fbox")
 
-ANSWER_IS_RE = re.compile(
-    r"(?:the\s+)?(?:final\s+)?answer[\"']?\s*(?:is|:|=)\s*:?\s*(?:\*\*)?\s*(.+)", re.I)
-FINAL_ANSWER_RE = re.compile(r"final\s+answer\s*(?:is)?\s*[:：]?\s*(?:\*\*)?\s*(.+)", re.I)
-# "the answer is" in other languages (French, German, Spanish, Russian, Arabic, Japanese, Korean),
-# and answer labels ("Ergebnis:", "Resultado:", "답:"); a negated cue ("La réponse n'est pas 12", "Ответ не 25") does not match
-INTL_ANSWER_RE = re.compile(
-    r"(?:(?<![^\W\d_])(?:(?:la\s+)?(?:bonne\s+)?réponse(?:\s+finale|\s+correcte)?\s+(?:est|sera)|réponse(?:\s+finale)?\s*:"
-    r"|(?:die\s+)?(?:richtige\s+|endgültige\s+|korrekte\s+)?antwort\s+(?:ist|lautet)|antwort\s*:"
-    r"|(?:la\s+)?respuesta(?:\s+final|\s+correcta)?\s+es|respuesta(?:\s+final)?\s*:"
-    r"|(?:правильный\s+|окончательный\s+)?ответ\s*(?::|—|–|равен|это)"
-    r"|(?:resultado|ergebnis|lösung|solución|результат|ответ)\s*:)"
-    r"|الجواب\s*(?:هو|هي|:)|الإجابة(?:\s+النهائية|\s+الصحيحة)?\s*(?:هي|هو|:)|النتيجة\s*:|答えは|答え\s*[:：]|正解は"
-    r"|정답은|정답\s*:|답\s*:)"
-    r"(?!\s*(?:nicht|pas|no|не)\b)"  # "Die Antwort ist nicht 12" names a wrong value, not the answer
-    r"\s*:?\s*(?:\*\*)?\s*(?:(?:donc|alors|also|damit|entonces|pues|итак|тогда)\s*,?\s*)?(.+)", re.I)
 # GSM8K's own answer line: "A: 21", "A: $21", "**A: 21**", "A: 21 dollars" (a number only; an
 # "A:" that opens the reasoning is not one)
 A_LINE_RE = re.compile(r"^[ \t>*]*A\s*[:：]\s*(?:\*\*)?\s*((?:[$＄]\s*)?-?\d[\d,]*(?:\.\d+)?)\s*(?:\*\*)?\s*"
@@ -68,71 +53,11 @@ ANNOTATION_RE = re.compile(r"<<[^<>\n]{0,200}=[^<>\n]{0,100}>>")
 # a few-shot continuation: the next question after the answer line
 NEXT_QUESTION_RE = re.compile(r"\n[ \t]*(?:Q|Question|Problem|问题|题目)\s*[:：]")
 ANSWER_MARK_RE = re.compile(r"^[ \t*]*A\s*[:：]\s*\S|####|answer is|答案", re.I | re.M)
-ZH_ANSWER_RES = (
-    re.compile(r"答案\s*(?:是|为|應為|应为|:|：)\s*[:：]?\s*(.+)"),
-    re.compile(r"答\s*[:：]\s*(.+)"),
-    re.compile(r"(?:故|所以|因此)[^。\n]{0,60}?(?:为|(?<!不)是|等于)\s*(.+)"),  # the 是 of 不是 is no cue
-)
 GSM8K_RE = re.compile(r"####\s*(.+)")
 NUMBER_RE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 GSM_STRICT_RE = re.compile(r"####\s*(-?[0-9.,]+)")
 GSM_ANSWER_IS_RE = re.compile(r"[Tt]he (?:final )?answer is\s*\$?\s*(-?[0-9.,]+)")
 GSM_FLEX_RE = re.compile(r"(-?[$0-9.,]{2,})|(-?[0-9]+)")
-
-
-def _box_at(text: str, start: int) -> tuple[str, int] | None:
-    """(contents, end) of the box command at `start`; None if it is torn (no closing brace)."""
-    cmd_len = len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox")
-    i = start + cmd_len
-    while i < len(text) and text[i] == " ":
-        i += 1
-    if i < len(text) and text[i] == "{":
-        depth = 0
-        for j in range(i, len(text)):
-            c = text[j]
-            if c == "{" and text[j - 1] != "\\":
-                depth += 1
-            elif c == "}" and text[j - 1] != "\\":
-                depth -= 1
-                if depth == 0:
-                    return text[i + 1: j].strip(), j + 1
-    elif i < len(text) and i > start + cmd_len:  # "\boxed 5": up to the next space or $
-        m = re.match(r"[^\s$]+", text[i:])
-        if m:
-            return m.group().strip(), i + m.end()
-    return None
-
-
-ANSWER_TAG_RE = re.compile(r"<answer>(.{0,2000}?)</answer>", re.S | re.I)
-TABLE_ANSWER_RE = re.compile(r"^[ \t]*\|[ \t]*(?:\*\*)?(?:final[ \t]+)?answer(?:\*\*)?[ \t]*\|[ \t]*([^|\n]+?)[ \t]*\|[ \t]*$", re.I | re.M)
-
-
-def find_boxed(text: str) -> str | None:
-    """Contents of the last complete \\boxed{...} / \\fbox{...}, nested braces allowed."""
-    boxes = find_all_boxed(text, limit=1)
-    return boxes[-1][2] if boxes else None
-
-
-def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
-    """(start, end, contents) of the last `limit` complete boxes, in text order. A torn
-    (unclosed) box is skipped; a box inside another box is not listed separately."""
-    out: list[tuple[int, int, str]] = []
-    end = len(text)
-    for _ in range(4 * limit):
-        start = max(text.rfind(cmd, 0, end) for cmd in BOX_COMMANDS)
-        if start < 0:
-            break
-        found = _box_at(text, start)
-        if found is not None and not found[0]:  # an empty \boxed{} holds no answer
-            found = None
-        if found is not None and not (out and out[-1][0] < found[1] <= out[-1][1]):
-            if out and start < out[-1][0] and found[1] >= out[-1][1]:
-                out.pop()  # the later one was nested inside this box
-            out.append((start, found[1], found[0]))
-            if len(out) >= limit:
-                break
-        end = start
-    return out[::-1]
 
 
 def clean_tail(answer: str) -> str:
@@ -304,7 +229,7 @@ def _from_reading(reading: Reading, how: str) -> Extraction | None:
 def _read_cue(text: str, match: re.Match, how: str) -> Extraction | None:
     """The words after an answer cue read as a statement (from the cue to the end of its
     sentence); a later sentence that corrects it wins. None when they hold maths or nothing."""
-    tail_start = match.start(match.lastindex or 0)
+    tail_start = match.end()
     spans = sentences(text[tail_start: tail_start + 600])
     end = tail_start + (spans[0][1] if spans else 0)
     reading = read_statement(text[match.start(): end])
@@ -334,9 +259,15 @@ def _extract_answer(response: str, several: bool = False, numeric: bool = False)
     if row is not None and row.start() > len(text) - 300:  # | answer | -11 |
         return row.group(1).strip(), "answer-is"
     boxes = find_all_boxed(text)
-    final = _last_match_obj(FINAL_ANSWER_RE, text) or _last_match_obj(ANSWER_IS_RE, text)
-    if boxes and not (final is not None and final.start() > boxes[-1][1] and clean_tail(final.group(1))
-                      and _states_final_answer(text, final)):
+    found = cues(text)
+    cue = found[-1] if found else None
+    stated = cue is not None and bool(clean_tail(text[cue.end():]))
+    data = json_answer(text)
+    if data is not None and (not boxes or data[0] > boxes[-1][1]) and (cue is None or data[0] >= cue.start() or not stated):
+        if data[2] is None or not data[2]:  # {"answer": null}
+            return Extraction(None, "json", refusal='the JSON "answer" field is empty')
+        return data[2], "json"
+    if boxes and not (cue is not None and cue.start() > boxes[-1][1] and stated and _states_final_answer(text, cue)):
         if several:
             # the last group of boxes close to each other ("$\\boxed{2}$ or $\\boxed{3}$"), not
             # a box given to an intermediate result paragraphs earlier
@@ -349,33 +280,25 @@ def _extract_answer(response: str, several: bool = False, numeric: bool = False)
         after = text[boxes[-1][1]: boxes[-1][1] + 16]
         percent = "%" if re.match(r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b)", after) else ""
         return boxes[-1][2] + percent, "boxed"
-    intl = _last_match_obj(INTL_ANSWER_RE, text)
-    if intl is not None and not boxes and (final is None or intl.start() > final.start()) and clean_tail(intl.group(1)):
-        answer = clean_tail(intl.group(1))
-        read = _read_cue(text, intl, "answer-is") if numeric else None
+    if stated:
+        read = _read_cue(text, cue, "answer-is") if numeric else None
         if read is not None:
             return read
+        tail = text[cue.end():].strip()
+        if re.match(r"\$\$?\s*$|\\\[|\\\(|\*+\s*$", tail.split("\n")[0]):  # "**Final answer**\n\\[\n x = 5 \n\\]"
+            tail = tail[:2000].lstrip("*").strip()
+        answer = clean_tail(tail)
         return chain_value(answer) or value_before_words(answer) or answer, "answer-is"
-    if final is not None and final.group(1).strip():
-        read = _read_cue(text, final, "answer-is") if numeric else None
-        if read is not None:
-            return read
-        tail = final.group(1).strip()
-        if re.fullmatch(r"\$\$?|\\\[|\\\(|\*+", tail):  # "**Final answer**\n\\[\n x = 5 \n\\]"
-            tail = text[final.start(1): final.start(1) + 2000].strip().lstrip("*").strip()
-        return clean_tail(tail), "answer-is"
     a_line = _last_match_obj(A_LINE_RE, text)
     if a_line is not None and not OPTION_LINES_RE.search(text):  # GSM8K's "A: 21", not "A: 12\nB: 15"
         return a_line.group(1).replace(" ", ""), "gsm8k"
-    for pattern in ZH_ANSWER_RES:
-        cue = _last_match_obj(pattern, text)
-        found = cue.group(1).strip() if cue is not None else None
-        if found:
-            read = _read_cue(text, cue, "zh-answer") if numeric else None
-            if read is not None:
-                return read
-            answer = clean_tail(found)
-            return chain_value(answer) or value_before_words(answer) or answer, "zh-answer"
+    concluded = _last_match_obj(CONCLUDE_CUE_RE, text)  # '故所求的面积为 6。'
+    if concluded is not None and text[concluded.end():].strip():
+        read = _read_cue(text, concluded, "answer-is") if numeric else None
+        if read is not None:
+            return read
+        answer = clean_tail(text[concluded.end():])
+        return chain_value(answer) or value_before_words(answer) or answer, "answer-is"
     found = _last_match(GSM8K_RE, text)
     if found:
         return clean_tail(found), "gsm8k"

@@ -12,33 +12,38 @@ import unicodedata
 from functools import lru_cache
 
 from .numbers import inside_brackets
+from .words import (ANSWER, ARTICLE, CERTAIN, CHOOSE, CONCLUDE, COPULA, EXCLUDE, FINAL, MODAL, NEGATE_BEFORE, NO, OPTION, TOPIC,
+                    TURN, alternation)
 
 
 # --- chat-template debris ----------------------------------------------------------------------
 # A turn marker ends the response for grading: what follows is the next turn (a new question, a
 # made-up answer), never the answer. Generic shapes: <|name|> and DeepSeek's <｜name｜>, </s>, and
-# the plain-tag markers of Gemma, Mistral and older chat formats.
+# the plain-tag markers of Gemma, Mistral and older chat formats; a line opening a transcript's next
+# turn ('User:', '### Human:', the role names of graders/words/).
+_ROLES = sorted((w for w in TURN if w[:1].isupper()), key=len, reverse=True)
 TURN_MARKER_RE = re.compile(r"<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>|</s>|<s>|\[/?INST\]|"
-                            r"<(?:eos|bos|eot|eoa|eom|end_of_turn|start_of_turn|end_of_text|endoftext)>")
+                            r"<(?:eos|bos|eot|eoa|eom|end_of_turn|start_of_turn|end_of_text|endoftext)>"
+                            r"|(?:^|\n)[ \t]*(?:#+[ \t]*)?(?:" + "|".join(_ROLES) + r")[ \t]*:")
+OPENING_ROLE_RE = re.compile(r"\s*(?:" + "|".join(w for w in TURN if w.islower()) + r")\b\s*", re.I)
 
 
 def cut_at_turn_end(text: str) -> str:
     """The response up to its first chat-template marker after some content; markers before any
     content ('<|im_start|>assistant\\n…') are dropped with the role word after them."""
-    if "<" not in text and "[" not in text:
+    if "<" not in text and "[" not in text and ":" not in text:
         return text
-    pos = 0
-    while True:
-        m = TURN_MARKER_RE.search(text, pos)
+    for _ in range(8):
+        m = TURN_MARKER_RE.search(text)
         if m is None:
             return text
         if text[:m.start()].strip():
             return text[:m.start()].rstrip()
         # a marker before any content: drop it (and a role name right after it)
         rest = text[m.end():]
-        role = re.match(r"\s*(?:assistant|model|gpt|bot)\b\s*", rest, re.I)
+        role = OPENING_ROLE_RE.match(rest)
         text = rest[role.end():] if role else rest
-        pos = 0
+    return text
 
 
 # --- characters ---------------------------------------------------------------------------------
@@ -132,3 +137,136 @@ def _full_stop_ends(text: str, i: int) -> bool:
         return False  # 'Rs. 18', 'Nr. 5', 'Vol. 2', 'USD. 18': a capitalised abbreviation before its number
     following = re.match(r"\s+(\S)", text[i + 1:i + 4])
     return not (following and following.group(1).islower())  # 'approx. as', 'etc. and': an abbreviation
+
+
+# --- where the answer is: boxes, tags, tables, JSON ------------------------------------------------
+
+BOX_COMMANDS = ("\\boxed", "\\fbox")
+
+
+def _box_at(text: str, start: int) -> tuple[str, int] | None:
+    """(contents, end) of the box command at `start`; None if it is torn (no closing brace)."""
+    cmd_len = len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox")
+    i = start + cmd_len
+    while i < len(text) and text[i] == " ":
+        i += 1
+    if i < len(text) and text[i] == "{":
+        depth = 0
+        for j in range(i, len(text)):
+            c = text[j]
+            if c == "{" and text[j - 1] != "\\":
+                depth += 1
+            elif c == "}" and text[j - 1] != "\\":
+                depth -= 1
+                if depth == 0:
+                    return text[i + 1: j].strip(), j + 1
+    elif i < len(text) and i > start + cmd_len:  # "\boxed 5": up to the next space or $
+        m = re.match(r"[^\s$]+", text[i:])
+        if m:
+            return m.group().strip(), i + m.end()
+    return None
+
+
+ANSWER_TAG_RE = re.compile(r"<answer>(.{0,2000}?)</answer>", re.S | re.I)
+TABLE_ANSWER_RE = re.compile(r"^[ \t]*\|[ \t]*(?:\*\*)?(?:final[ \t]+)?answer(?:\*\*)?[ \t]*\|[ \t]*([^|\n]+?)[ \t]*\|[ \t]*$", re.I | re.M)
+
+
+def find_boxed(text: str) -> str | None:
+    """Contents of the last complete \\boxed{...} / \\fbox{...}, nested braces allowed."""
+    boxes = find_all_boxed(text, limit=1)
+    return boxes[-1][2] if boxes else None
+
+
+def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
+    """(start, end, contents) of the last `limit` complete boxes, in text order. A torn
+    (unclosed) box is skipped; a box inside another box is not listed separately."""
+    out: list[tuple[int, int, str]] = []
+    end = len(text)
+    for _ in range(4 * limit):
+        start = max(text.rfind(cmd, 0, end) for cmd in BOX_COMMANDS)
+        if start < 0:
+            break
+        found = _box_at(text, start)
+        if found is not None and not found[0]:  # an empty \boxed{} holds no answer
+            found = None
+        if found is not None and not (out and out[-1][0] < found[1] <= out[-1][1]):
+            if out and start < out[-1][0] and found[1] >= out[-1][1]:
+                out.pop()  # the later one was nested inside this box
+            out.append((start, found[1], found[0]))
+            if len(out) >= limit:
+                break
+        end = start
+    return out[::-1]
+
+
+MAX_JSON = 10_000          # characters of one JSON object that are parsed
+JSON_TRIES = 8             # objects tried, from the last one back
+
+
+def json_answer(text: str) -> tuple[int, int, str | None] | None:
+    """(start, end, value) of the answer field of the last JSON object in the text that has one (a
+    key naming an answer: "answer", "final_answer", "finalAnswer"); its value as text ('27', None
+    for null). Parsed by the standard library, at most MAX_JSON characters an object."""
+    import json
+
+    decoder = json.JSONDecoder()
+    end = len(text)
+    for _ in range(JSON_TRIES):
+        start = text.rfind("{", 0, end)
+        if start < 0:
+            return None
+        end = start
+        if '"' not in text[start:start + 40]:
+            continue
+        try:
+            value, stop = decoder.raw_decode(text[start:start + MAX_JSON])
+        except ValueError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        for key, field in value.items():
+            if isinstance(key, str) and re.fullmatch(r"(?:final[ _]?)?answer", key, re.I) \
+                    and (field is None or isinstance(field, (str, int, float)) and not isinstance(field, bool)):
+                return start, start + stop, None if field is None else str(field).strip()
+    return None
+
+
+# --- answer cues --------------------------------------------------------------------------------
+# 'The (final) answer is', 'Answer:', 'La réponse est', 'Die Antwort lautet', 'Ответ:', 'الجواب هو',
+# '答案是', '答案：', '答え は', '정답은', 'I choose', '故选': a noun naming the answer (after adjectives
+# naming it right or final), then a copula or a colon; in the scripts written without spaces the
+# noun and its particle. Built once from graders/words/; a cue followed by a negation ('La réponse
+# n'est pas 12', 'Ответ не 25') or after one ('不选') is none.
+_SPACED = lambda words: tuple(w for w in words if not w.startswith("~"))  # noqa: E731
+_GLUED = lambda words: tuple(w for w in words if w.startswith("~"))  # noqa: E731
+_JOIN = rf"(?:\s*(?:{alternation(_SPACED(COPULA), _SPACED(MODAL))}))*\s*(?:{alternation(_SPACED(COPULA))}|[:：=—–])"
+CUE_RE = re.compile(
+    rf"(?:(?:{alternation(ARTICLE)}\s+)?(?:{alternation(FINAL)}\s+){{0,2}}{alternation(_SPACED(ANSWER))}(?:\s+{alternation(FINAL)})?"
+    rf"[\"'”]?(?:\s+here)?{_JOIN}"
+    rf"|(?:{alternation(FINAL)}\s+){{1,2}}{alternation(_SPACED(ANSWER))}\s*\**[ \t]*(?=\n)"
+    rf"|(?:{alternation(ARTICLE)}\s+)?{alternation(FINAL)}\s+{alternation(OPTION)}(?:\s+here)?{_JOIN}"
+    rf"|{alternation(_SPACED(CHOOSE))}"
+    rf"|(?P<glued>{alternation(_GLUED(ANSWER), _GLUED(CHOOSE))})择?\s*[】\]>]?\s*(?:{alternation(_GLUED(MODAL))}|应该|应当|应|就)?"
+    rf"\s*(?P<join>{alternation(_GLUED(COPULA), TOPIC)}|[:：])?)"
+    rf"(?!\s*{alternation(NEGATE_BEFORE, NO)})"
+    rf"\s*:?\s*(?:\*\*)?\s*(?:{alternation(CERTAIN)}\s+)?(?:{alternation(_SPACED(CONCLUDE))}\s*,?\s*)?"
+    rf"(?:{alternation(OPTION, _GLUED(CHOOSE))}\s*:?\s*)?", re.IGNORECASE)
+_NEGATED_BEFORE = re.compile(rf"{alternation(_GLUED(NO), _GLUED(EXCLUDE), _GLUED(NEGATE_BEFORE))}$")
+
+
+# '故所求的面积为 6。', '所以答案是 12': a conclusion word, then the copula of its sentence (never the 是 of 不是)
+CONCLUDE_CUE_RE = re.compile(rf"{alternation(_GLUED(CONCLUDE))}[^。\n]{{0,60}}?(?<!不)(?:{alternation(_GLUED(COPULA), TOPIC)})\s*")
+
+
+def cues(text: str, joined: bool = True) -> list[re.Match]:
+    """The answer cues of the text, in order (a cue negated before it, '不选', left out). A cue in a
+    script without spaces needs its particle or a colon ('答案是', '答え：'), unless `joined` is False
+    and its noun has two characters or more or names a choice ('【答案】C', '选C')."""
+    out = []
+    for m in CUE_RE.finditer(text):
+        glued = m.group("glued")
+        if glued and (_NEGATED_BEFORE.search(text, 0, m.start()) or not m.group("join") and (
+                joined or len(glued) < 2 and not any(w[1:] == glued for w in CHOOSE))):
+            continue
+        out.append(m)
+    return out

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from evalsuite.graders import grade
 from evalsuite.graders.choice import extract_choice
-from evalsuite.graders.choice_statement import cut_template_debris, latin_lookalikes, read_statement
+from evalsuite.graders.choice_statement import latin_lookalikes, read_statement
+from evalsuite.graders.region import cut_at_turn_end as cut_template_debris
 
 CASES_DIR = Path(__file__).resolve().parent / "grader_cases"
 

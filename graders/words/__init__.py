@@ -42,7 +42,8 @@ CONCLUDE, REASON, COMMENT, ADJUNCT_BEFORE, ADJUNCT_AFTER = map(_merged, ("CONCLU
                                                                         "ADJUNCT_AFTER"))
 COPULA, MODAL, RIGHT, ARTICLE, PREPOSITION, PRONOUN = map(_merged, ("COPULA", "MODAL", "RIGHT", "ARTICLE", "PREPOSITION",
                                                                    "PRONOUN"))
-OPTION, CHECK = map(_merged, ("OPTION", "CHECK"))
+OPTION, CHECK, ANSWER, FINAL, CHOOSE, CERTAIN, TURN, TOPIC = map(_merged, ("OPTION", "CHECK", "ANSWER", "FINAL", "CHOOSE",
+                                                                           "CERTAIN", "TURN", "TOPIC"))
 # 'of' offers alternatives in Dutch and is a preposition in English: between two values it is the latter
 OR_BETWEEN_VALUES = tuple(w for w in OR if w not in PREPOSITION)
 SCALE = {w: v for m in LANGUAGES.values() for w, v in getattr(m, "SCALE", {}).items()}
@@ -52,7 +53,8 @@ TEXT2NUM = tuple(name for name, m in LANGUAGES.items() if getattr(m, "GRAMMAR", 
 
 _ROLES = ("NEGATE_BEFORE", "NEGATE_AFTER", "NOT_NEGATION", "NO", "EXCLUDE", "OR", "RANGE_START", "RANGE_TO", "AND",
           "BOUND_BEFORE", "BOUND_AFTER", "CONTRAST", "CORRECTION", "CONCLUDE", "REASON", "COMMENT", "ADJUNCT_BEFORE",
-          "ADJUNCT_AFTER", "COPULA", "MODAL", "RIGHT", "ARTICLE", "PREPOSITION", "PRONOUN", "OPTION", "CHECK")
+          "ADJUNCT_AFTER", "COPULA", "MODAL", "RIGHT", "ARTICLE", "PREPOSITION", "PRONOUN", "OPTION", "CHECK",
+          "ANSWER", "FINAL", "CHOOSE", "CERTAIN")
 PLACED = frozenset(part for role in _ROLES for entry in _merged(role) if not entry.startswith("~")
                    for part in entry.lower().split())
 

@@ -18,6 +18,8 @@ COMMENT = ("وهو", "أي")
 ADJUNCT_BEFORE = ("في", "خلال", "بعد", "لكل")
 COPULA = ("يساوي", "هو", "هي")
 RIGHT = ("صحيح", "صحيحة", "صحيحا")
+ANSWER = ("الجواب", "الإجابة", "النتيجة")
+FINAL = ("الصحيح", "الصحيحة", "النهائية")
 GRAMMAR = "generic"  # numbers.py: digits, fixed values, multipliers of the digit before and of the section
 _UNITS = {**dict.fromkeys(("واحد", "واحدة", "أحد", "إحدى"), 1), **dict.fromkeys(("اثنان", "اثنين", "اثنتان", "اثنتين", "اثنا", "اثنتا"), 2),
           **dict.fromkeys(("ثلاثة", "ثلاث"), 3), **dict.fromkeys(("أربعة", "أربع"), 4), **dict.fromkeys(("خمسة", "خمس"), 5),

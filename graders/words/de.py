@@ -15,7 +15,7 @@ CONCLUDE = ("also", "daher", "deshalb", "somit", "folglich")
 REASON = ("weil", "denn")
 COMMENT = ("was", "das heißt", "d.h.")
 ADJUNCT_BEFORE = ("für", "nach", "innerhalb", "pro", "je", "während")
-COPULA = ("ist", "sind", "war", "wird")
+COPULA = ("ist", "sind", "war", "wird", "lautet")
 RIGHT = ("richtig", "korrekt")
 OPTION = ("variante",)
 ARTICLE = ("die", "der", "das", "den", "dem", "des", "ein", "eine", "einen", "einem")
@@ -23,4 +23,8 @@ PREPOSITION = ("von", "mit", "zu", "zum", "zur", "aus")
 PRONOUN = ("er", "sie", "es", "wir", "ihr", "ich", "man", "insgesamt", "zusammen")
 SCALE = {"tausend": 10**3, "million": 10**6, "millionen": 10**6, "mio": 10**6, "milliarde": 10**9, "milliarden": 10**9,
          "mrd": 10**9}
+ANSWER = ("antwort", "ergebnis", "lösung")
+FINAL = ("richtige", "korrekte", "endgültige")
+CHOOSE = ("ich wähle",)
+CERTAIN = ("eindeutig",)
 GRAMMAR = "text2num"  # numbers.py reads this language's number words with text2num

@@ -36,4 +36,10 @@ PRONOUN = ("i", "you", "he", "she", "it", "we", "they", "this", "that", "these",
            "our", "my", "your", "all", "each", "both", "in all", "in total", "total", "altogether")
 SCALE = {"hundred": 100, "thousand": 10**3, "million": 10**6, "millions": 10**6, "billion": 10**9, "billions": 10**9,
          "trillion": 10**12}
+ANSWER = ("answer", "answers")
+FINAL = ("final", "correct", "right", "best", "true", "most likely", "only correct")
+CHOOSE = ("i choose", "i pick", "i select", "i go with", "i would choose", "i would pick", "i would select", "i would go with",
+          "i will choose", "i will go with", "i'd choose", "i'd pick", "i'd go with")
+CERTAIN = ("definitely", "clearly", "certainly", "obviously", "surely", "indeed")
+TURN = ("Human", "User", "USER", "Instruction", "assistant", "model", "gpt", "bot")
 GRAMMAR = "text2num"  # numbers.py reads this language's number words with text2num
