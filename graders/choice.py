@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from . import region, words
-from .choice_statement import Statement, final_sentences, latin_lookalikes, read_statement
+from .choice_statement import ARTICLE_A, Statement, final_sentences, latin_lookalikes, read_statement
 
 __all__ = ["extract_choice", "MAX_RESPONSE_CHARS"]
 
@@ -60,16 +60,19 @@ def _normalise(response: str) -> str:
 _OPEN = "([【{<《「'\"“‘"
 _CLOSE = ")]】}>》」'\"”’"
 # what may follow a group of several letters for it to count as the answer ("A, B is wrong" is not)
-_TERMINATOR = re.compile(r"\s*(?:两项|三项|项|选项|options?\b|choices?\b|are\s+correct|正确|均正确|都正确)?"
-                         r"\s*(?:$|[。.!！;；,，:：)\]】\n]|因为|because|since|<eoa>|<eos>|</s>|<\|(?:endoftext|im_end|eot_id)\|>)",
+_A = words.alternation
+_CJK_COUNT = "[" + "".join(words.zh.DIGITS) + "]"
+_TERMINATOR = re.compile(rf"\s*(?:{_CJK_COUNT}?{_A(words.OPTION)}|(?:{_A(words.COPULA, words.MODAL)}\s*)?{_A(words.RIGHT)})?"
+                         rf"\s*(?:$|[。.!！;；,，:：)\]】\n]|{_A(words.REASON)}|<eoa>|<eos>|</s>|<\|(?:endoftext|im_end|eot_id)\|>)",
                          re.IGNORECASE)
 
 
-_CLAUSE_VERB = re.compile(r"\s*(?:\s(?:is|are|was|were|seems?|fails?|looks?|can(?:not)?|could|would|does|doesn't|has|had|"
-                         r"est|ist|es|не)\b|(?:项|选项)?(?:的说法)?(?:错误|不对|不正确|是错|也|则|是))", re.IGNORECASE)
+_CLAUSE_VERB = re.compile(rf"\s*(?:\s{_A(words.spaced(words.COPULA), words.spaced(words.MODAL), words.NEGATE_BEFORE)}"
+                          rf"|(?:{_A(words.OPTION)}|的)*(?:{_A(words.glued(words.NEGATE_AFTER), words.glued(words.MODAL), words.glued(words.COPULA))}))",
+                          re.IGNORECASE)
 
 
-_CALLED_CORRECT = re.compile(r"\s*(?:all|both|also|each|都|均|也)?\s*(?:the\s+)?(?:correct|right|true|正确|对|符合)", re.IGNORECASE)
+_CALLED_CORRECT = re.compile(rf"\s*(?:{_A(words.PRONOUN, words.MODAL)})?\s*(?:{_A(words.ARTICLE)}\s+)?{_A(words.RIGHT)}", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -162,20 +165,17 @@ def _read_group(text: str, pos: int, valid: str) -> _Read | None:
 # --- cues ----------------------------------------------------------------------------------
 
 # 'Therefore, C.', '所以B。': a conclusion word before a letter that ends the sentence (the other cues: region.cues)
-_CONCLUDE_LETTER = re.compile(rf"{words.alternation(words.CONCLUDE)}\s*,?\s*(?:{words.alternation(words.OPTION)}\s+)?"
+_CONCLUDE_LETTER = re.compile(rf"{_A(words.CONCLUDE)}\s*,?\s*(?:{_A(words.OPTION)}\s+)?"
                               r"(?=\(?[A-J]\)?\s*(?:[.。!]|$))", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]{0,200})\}")
 _OPTION_CORRECT = re.compile(
-    r"(?:选项|option\s*|options\s*)?(?<![A-Za-z0-9])([A-J](?:\s*(?:[、,/]|and|和|与|及)\s*[A-J]){0,9})(?![A-Za-z0-9])"
-    r"\s*(?:两项|三项|四项|项|选项)?\s*(?:的)?(?:说法|表述)?\s*(?:也|均|都|both)?\s*"
-    r"(?:正确|是正确的|是对的|符合题意|(?:is|are)\s+(?:both\s+|all\s+)?(?:the\s+)?(?:correct|right|true|best)\b)",
-)
-_NEGATED = re.compile(r"(?:not|n't|不是|不选|排除|非|除了|except|rather\s+than|instead\s+of|\bpas|\bnicht|\bне|ليس)"
-                      r"\s*(?:option\s*|选项)?\(?$",
-                      re.IGNORECASE)
+    rf"(?:{_A(words.OPTION)}\s*)?(?<![A-Za-z0-9])([A-J](?:\s*(?:[、,/]|{_A(words.AND)})\s*[A-J]){{0,9}})(?![A-Za-z0-9])"
+    rf"\s*(?:(?:{_CJK_COUNT}?{_A(words.OPTION)}|的)\s*)*(?:{_A(words.PRONOUN, words.glued(words.MODAL))}\s*)?"
+    rf"(?:{_A(words.glued(words.RIGHT))}|{_A(words.spaced(words.COPULA))}\s+(?:{_A(words.PRONOUN)}\s+)?(?:{_A(words.ARTICLE)}\s+)?"
+    rf"{_A(words.spaced(words.RIGHT))})")
+_NEGATED = re.compile(rf"(?:{_A(words.NEGATE_BEFORE, words.EXCLUDE)}|n't)\s*(?:{_A(words.OPTION)}\s*)?\(?$", re.IGNORECASE)
 # "首先分析A选项", "let us check option B": a letter being examined, not chosen
-_EXAMINING = re.compile(r"(?:分析|先看|再看|来看|考虑|检查|consider|check|look\s+at|examine|evaluate|start\s+with)"
-                        r"\s*(?:一下)?\s*(?:选项|option)?\s*\(?$", re.IGNORECASE)
+_EXAMINING = re.compile(rf"{_A(words.CHECK)}\s*(?:一下)?\s*(?:{_A(words.OPTION)})?\s*\(?$", re.IGNORECASE)
 # a letter standing alone between words, spaces or ordinary punctuation ("是C。", "it's B."),
 # not inside symbol noise ("@D^")
 _LONE_LETTER = re.compile(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])")
@@ -190,11 +190,9 @@ def _alone_beside(line: str, at: int) -> bool:
         return True
     c = line[at]
     return c in _BESIDE_LONE or (c.isalpha() and not c.isupper() and not c.islower())
-_ARTICLE = re.compile(r"A\s+(?!(?:or|and|nor|is|was|are|to|vs|rather|not|instead|but|since|because)\b)[a-z]")
 # a reason after the chosen letter ("Definitely C, since A, B and D fail"): letters named in it
 # are being rejected, not chosen
-_REASON = re.compile(r"[,;，；]?\s*(?:\b(?:since|because|as|for|whereas|car|puisque|parce\s+que|weil|denn|porque|ya\s+que)\b"
-                     r"|так\s+как|потому\s+что|因为|由于|لأن)", re.IGNORECASE)
+_REASON = re.compile(rf"[,;，；]?\s*{_A(words.REASON)}", re.IGNORECASE)
 
 
 def _valid_letters(choices: Sequence[str]) -> str:
@@ -327,7 +325,7 @@ def _rule_leading_letter(text: str, valid: str) -> Decision | None:
     if _ends_with_option_list(lines, valid):
         lines = lines[:1]
     for line in ([lines[-1], lines[0]] if len(lines) > 1 else lines):
-        if _ARTICLE.match(line) or _NEGATED.match(line):
+        if ARTICLE_A.match(line) or _NEGATED.match(line):
             continue
         read = _read_group(line + "\n", 0, valid)
         if read is None:
@@ -339,7 +337,7 @@ def _rule_leading_letter(text: str, valid: str) -> Decision | None:
                   and not (m.start and unicodedata.category(line[m.start - 1])[0] == "S")}  # '120 °C' is a unit
         if others - set(read.letters):
             continue  # the line names another letter after it ('C är fel, D är rätt'): it does not open with its answer
-        if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(r"\s+(?:is|are|was|were|和|或|or|and)\b", rest):
+        if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(rf"\s*{_A(words.COPULA, words.OR, words.AND)}", rest):
             return _decide(read, "leading-letter", line[:80])
     return None
 
@@ -370,7 +368,7 @@ def _rule_lone_letter(text: str, valid: str) -> Decision | None:
         before = line[max(0, match.start() - 16): match.start()]
         if letter not in valid or _NEGATED.search(before) or _EXAMINING.search(before):
             continue
-        if letter == "A" and _ARTICLE.match(line, match.start()):
+        if letter == "A" and ARTICLE_A.match(line, match.start()):
             continue
         found.append(letter)
     distinct = sorted(set(found))

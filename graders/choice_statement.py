@@ -32,7 +32,7 @@ LOOKALIKES = str.maketrans({
 LOOKALIKE_CHARS = "".join(chr(c) for c in LOOKALIKES)
 _LOOKALIKE_RE = re.compile(f"[{LOOKALIKE_CHARS}]")
 # the words that may follow a look-alike letter standing alone: they join letters (`В и С`, `А или В`)
-_JOINING_WORD = re.compile(r"\s+(?:и|или|либо|а|або|чи|та|ή|και|не)(?!\w)")
+_JOINING_WORD = re.compile(rf"\s+{words.alternation(words.AND, words.OR, words.CONTRAST, words.NEGATE_BEFORE)}")
 _NEXT_WORD = re.compile(r"\s+(\w)")
 
 

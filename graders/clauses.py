@@ -31,7 +31,7 @@ from .numbers import MAX_VALUES, Declined, Value, scan_digits, scan_words, show
 from .region import ascii_digits, char_kind
 from .words import (ADJUNCT_AFTER, ADJUNCT_BEFORE, AND, BOUND_AFTER, BOUND_BEFORE, COMMENT, CONCLUDE, CONTRAST, COPULA,
                     CORRECTION, NEGATE_AFTER, NEGATE_BEFORE, NO, NOT_NEGATION, OR, OR_BETWEEN_VALUES, RANGE_START, RANGE_TO,
-                    REASON, find, is_letter, opens, placed, whole)
+                    REASON, ends, find, is_letter, opens, placed, whole)
 
 MAX_STATEMENT = 600        # characters of one statement that are read
 BIND_WORDS = 4             # a negation binds a value at most this many words away
@@ -426,7 +426,7 @@ def _opens_clause(text: str, m: re.Match, loose: bool = False) -> bool:
     'and so'); `loose`: after any space too."""
     before = text[: m.start()].rstrip(" ")
     return not before or char_kind(before[-1]) in ("clause", "end") or unicodedata.category(m.group()[0]) == "Lo" \
-        or bool(re.search(r"(?:^|\s)(?:and|et|und|y|e|и|i|ve|و)$", before, re.I)) or loose and text[m.start() - 1:m.start()] == " "
+        or bool(ends(AND, before)) or loose and text[m.start() - 1:m.start()] == " "
 
 
 def _mark_premises(text: str, values: list[Value]) -> list[Value]:

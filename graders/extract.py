@@ -36,8 +36,10 @@ from dataclasses import dataclass
 from .normalise import vulgar_fractions
 from .clauses import Reading, read_statement
 from .decide import corrected_after, read_final, restated_after
-from .numbers import SCALE_WORDS
-from .region import (ANSWER_TAG_RE, CONCLUDE_CUE_RE, TABLE_ANSWER_RE, ascii_digits, cues, cut_at_turn_end, find_all_boxed,
+from .numbers import GLUED_SCALE, SCALE_WORD_RE, SCALE_WORDS
+from .words import (ADJUNCT_BEFORE, AND, APPROX, CHECK, COMMENT, CONCLUDE, CONDITION, COPULA, MODAL, NEGATE_BEFORE, OR,
+                    OR_BETWEEN_VALUES, PREPOSITION, PRONOUN, QUESTION, REASON, alternation, spaced)
+from .region import (ANSWER_TAG_RE, CONCLUDE_CUE_RE, CUE_RE, TABLE_ANSWER_RE, ascii_digits, cues, cut_at_turn_end, find_all_boxed,
                      find_boxed, json_answer, sentences)
 
 MAX_SCAN = 20_000      # characters from the end of a response that are searched
@@ -51,8 +53,8 @@ OPTION_LINES_RE = re.compile(r"^[ \t>*]*[B-E]\s*[:：]", re.M)  # options listed
 # GSM8K calculator annotations: working, never the answer
 ANNOTATION_RE = re.compile(r"<<[^<>\n]{0,200}=[^<>\n]{0,100}>>")
 # a few-shot continuation: the next question after the answer line
-NEXT_QUESTION_RE = re.compile(r"\n[ \t]*(?:Q|Question|Problem|问题|题目)\s*[:：]")
-ANSWER_MARK_RE = re.compile(r"^[ \t*]*A\s*[:：]\s*\S|####|answer is|答案", re.I | re.M)
+NEXT_QUESTION_RE = re.compile(rf"\n[ \t]*{alternation(QUESTION)}\s*[:：]")
+ANSWER_MARK_RE = re.compile(r"^[ \t*]*A\s*[:：]\s*\S|####", re.M)
 GSM8K_RE = re.compile(r"####\s*(.+)")
 NUMBER_RE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 GSM_STRICT_RE = re.compile(r"####\s*(-?[0-9.,]+)")
@@ -60,12 +62,16 @@ GSM_ANSWER_IS_RE = re.compile(r"[Tt]he (?:final )?answer is\s*\$?\s*(-?[0-9.,]+)
 GSM_FLEX_RE = re.compile(r"(-?[$0-9.,]{2,})|(-?[0-9]+)")
 
 
+REASON_AFTER_RE = re.compile(rf",?\s+{alternation(spaced(REASON), spaced(COMMENT))}", re.I)
+CONDITION_RE = re.compile(rf"{alternation(PREPOSITION, ADJUNCT_BEFORE, REASON, CONDITION)}", re.I)
+
+
 def clean_tail(answer: str) -> str:
     """Trim the sentence after an answer: 'is 5. Then ...' -> '5'; keep $...$ contents."""
     answer = re.sub(r"\*\*(.+?)\*\*", r"\1", answer)  # markdown bold (not 3**5)
     answer = re.sub(r"(?<![\w)])\*\*|\*\*(?![\w(])", "", answer.strip()).strip()
     # "9 because 8 x 9 + 19 = 91", "14, since $6x + 19 = 103$ ...": the reason is not the answer
-    answer = re.split(r",?\s+(?:because|since|as shown|as we|which|where|given that|when we|so that)\b", answer, maxsplit=1)[0]
+    answer = REASON_AFTER_RE.split(answer, maxsplit=1)[0]
     quoted = re.match(r'^"((?:[^"\\]|\\.)*)"', answer)  # "answer": "\\frac{1}{4}" (JSON)
     if quoted:
         answer = quoted.group(1).strip()
@@ -92,7 +98,8 @@ def clean_tail(answer: str) -> str:
 MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
 # what may stand between the maths spans of one answer: "$x=2$ and $x=-5$", "$2$, $3$ or $4$"
 # (no nested quantifiers over the same characters: linear on long runs of spaces)
-CONNECTOR_RE = r"\s*(?:(?:,|;|，|；|、|或者|或|和|及|\band\b|\bor\b|\\text\{\s*(?:and|or|,)\s*\})\s*)*(?=\$|\\\(|\\\[)"
+_JOINS = alternation(AND, OR_BETWEEN_VALUES)
+CONNECTOR_RE = rf"\s*(?:(?:,|;|，|；|、|{_JOINS}|\\text\{{\s*(?:{_JOINS}|,)\s*\}})\s*)*(?=\$|\\\(|\\\[)"
 
 
 def span_text(m: re.Match) -> str:
@@ -116,8 +123,7 @@ def math_run(text: str, start: int) -> str | None:
     return ", ".join(parts) if parts else None
 
 
-VERIFY_RE = re.compile(r"(?:^|\n|[.!] )[*#> \t]{0,8}(?:check(?:ing)?|verif(?:y|ication)|let'?s (?:verify|check|double-check)|"
-                       r"to (?:check|verify)|we can (?:check|verify)|sanity check|double-check(?:ing)?)\b", re.I)
+VERIFY_RE = re.compile(rf"(?:^|\n|[.!] )[*#> \t]{{0,8}}(?:{alternation(PRONOUN, MODAL)}\s+){{0,2}}{alternation(CHECK)}", re.I)
 
 
 def before_verification(text: str) -> str:
@@ -134,6 +140,9 @@ def before_verification(text: str) -> str:
     return text
 
 
+APPROX_GAP_RE = re.compile(rf"\s*(?:\(\s*)?(?:{alternation(APPROX, ('i.e.', 'i.e.,'))}|≈|\\approx)\s*", re.I)
+
+
 def last_math(text: str) -> str | None:
     """The last maths span of the final sentence, with the spans joined to it by 'and'/'or'.
 
@@ -148,7 +157,7 @@ def last_math(text: str) -> str | None:
     # "The result is 44, since $3 + 4 = 7$.": a reason after the answer is not the answer
     sentence_start = max(text.rfind(". ", 0, last.start()), text.rfind("\n", 0, last.start())) + 1
     sentence_start = max(sentence_start, last.start() - 300)
-    clause = re.search(r"(?<![^\s,])(?:since|because|as|given that|using|from)\b[^.]*$", text[sentence_start: last.start()])
+    clause = re.search(rf"(?<![^\s,]){alternation(spaced(REASON), ('from',))}[^.]*$", text[sentence_start: last.start()], re.I)
     if clause and re.search(r"\d|\$|\\[a-zA-Z]", text[sentence_start: sentence_start + clause.start()]):
         head = text[: sentence_start + clause.start()]
         return last_math(head) if MATH_SPAN_RE.search(text[sentence_start: sentence_start + clause.start()]) \
@@ -158,12 +167,10 @@ def last_math(text: str) -> str | None:
     if sentence_end and re.search(r"\d", after[sentence_end.end():]):
         return None
     # "$2\\pi$ (about $6.28$)": the exact value, with its approximation kept beside it
-    if len(spans) > 1 and re.fullmatch(r"\s*(?:\(\s*)?(?:about|approximately|approx\.?|roughly|around|or about|≈|\\approx|i\.e\.,?)\s*",
-                                       text[spans[-2].end(): last.start()], re.I):
+    if len(spans) > 1 and APPROX_GAP_RE.fullmatch(text[spans[-2].end(): last.start()]):
         return f"{span_text(spans[-2])} \\approx {span_text(last)}"
     # "the minimum is $-1$, attained at $x = 0$": a condition after the value is not the answer
-    if len(spans) > 1 and re.search(r"\b(?:at|when|for|where|with|if|since|because)\b",
-                                    text[spans[-2].end(): last.start()]) \
+    if len(spans) > 1 and CONDITION_RE.search(text, spans[-2].end(), last.start()) \
             and re.fullmatch(r"\s*[a-zA-Z](?:_\{?\w+\}?)?\s*(?:=|\\in|<|>|\\le|\\ge)[^=]*", span_text(last)) \
             and not re.search(r"[.!?]\s", text[spans[-2].end(): last.start()]):
         spans = spans[:-1]
@@ -346,7 +353,8 @@ def prepare_response(text: str) -> str:
     if "<<" in text:
         text = ANNOTATION_RE.sub("", text)
     text = ascii_digits(text)
-    mark = ANSWER_MARK_RE.search(text)  # one pass each: linear on hostile text
+    marks = [m for m in (ANSWER_MARK_RE.search(text), CUE_RE.search(text)) if m is not None]  # one pass each: linear
+    mark = min(marks, key=lambda m: m.start()) if marks else None
     if mark is not None:
         after = NEXT_QUESTION_RE.search(text, mark.end())
         if after is not None:
@@ -357,9 +365,8 @@ def prepare_response(text: str) -> str:
 # a value followed only by words, a measure word or a unit ('40千克', '24 كم', '18 $', '9375 км')
 VALUE_WORDS_RE = re.compile(r"^\s*\(?\s*(?:\*\*)?\s*(?:[$＄€£¥]\s*)?([-−]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*%)?)\s*(?:\*\*)?\s*(.*?)\s*$", re.S)
 # what may follow the value: no digit, no operator, no multiplier word, no percent word
-MULTIPLIER_RE = re.compile(r"\b(?:thousand|million|billion|trillion|hundred|dozen|percent|pct|percentage|pi|sqrt|i)\b|"
-                           r"万|亿|千(?!克|米|瓦)|百(?!分)|%|％|‰", re.I)
-SCALE_WORD_RE = re.compile(r"\s*(万|亿|千(?![克米瓦帕卡])|百(?!分)|[^\W\d_]+)\.?")
+MULTIPLIER_RE = re.compile(rf"(?<![^\W\d_])(?:{'|'.join(w for w in SCALE_WORDS if len(w) > 1)}|percent\w*|pct|pi|sqrt|i)(?![^\W\d_])|"
+                           rf"{GLUED_SCALE}|%|％|‰", re.I)
 
 
 def scaled_number(number: str, after: str) -> tuple[str, int] | None:
@@ -383,8 +390,7 @@ def scaled_number(number: str, after: str) -> tuple[str, int] | None:
 
 
 # what ends the phrase of a value: a clause boundary, after which another number may be a new result
-CLAUSE_BOUNDARY_RE = re.compile(r"[,，;；:：。]|\b(?:so|then|thus|hence|therefore|which|that\s+is|i\.e|or|soit|donc|puis|also|dann|"
-                                r"entonces|luego|итого|потом|то\s+есть)\b|所以|因此|于是|那么|也就是|或", re.I)
+CLAUSE_BOUNDARY_RE = re.compile(rf"[,，;；:：。]|{alternation(CONCLUDE, COMMENT, OR_BETWEEN_VALUES)}", re.I)
 
 
 def value_before_words(text: str, numbers_in_phrase: bool = False) -> str | None:
@@ -446,7 +452,7 @@ def _word_formula(text: str) -> bool:
         return False
     return all(len(w) >= 2 or unicodedata.category(w) == "Lo" for w in re.findall(r"[^\W\d_]+", text))
 ARITHMETIC_RE = re.compile(r"[\d\s.,+\-−*/×÷·()（）\[\]%$€£¥＄^]*")
-CHECK_SENTENCE_RE = re.compile(r"^\W*(?:check|verify|verification|检验|验证|检查|vérification|probe|проверка)", re.I)
+CHECK_SENTENCE_RE = re.compile(rf"^\W*{alternation(CHECK)}", re.I)
 
 
 def chain_value(text: str) -> str | None:
@@ -498,14 +504,14 @@ def final_equation_value(text: str) -> str | None:
 
 
 # "The area of $PQRS$ is 56.": the maths before the verb is a label, the value follows it
-COPULA_RE = re.compile(r"\s+(?:is|are|equals|was|will\s+be|est|ist|es|equal\s+to|равно|равен|равна)\s+(?!not\b)", re.I)
+COPULA_RE = re.compile(rf"\s+{alternation(spaced(COPULA))}\s+(?!{alternation(NEGATE_BEFORE)})", re.I)
 
 
 def label_value(sentence: str) -> str | None:
     """'The value of $g(t)$ is 7.' -> '7', 'The perimeter of $ABCD$ is 4√2.' -> '4√2': every maths
     span of the sentence stands before its last 'is'/'equals', and a plain value follows."""
     # "…is 3, attained at $x = 1$": a condition after the value is not part of the sentence's claim
-    sentence = re.split(r",?\s+(?:attained|achieved|reached|occurring|when|where|if)\b|,\s*(?:at|for)\b", sentence)[0]
+    sentence = re.split(rf",?\s+{alternation(CONDITION)}|,\s*(?:[^\W\d_]+\s+)?{alternation(PREPOSITION, ADJUNCT_BEFORE, CONDITION)}", sentence)[0]
     spans = list(MATH_SPAN_RE.finditer(sentence))
     if not spans:
         return None
@@ -513,13 +519,13 @@ def label_value(sentence: str) -> str | None:
     # only the label's own words between it and the verb ('$5$-digit integers is'), not a
     # clause about a value already given ('$12$, which is 3')
     if verb is None or not re.fullmatch(r"[\w\s'-]{0,40}", sentence[spans[-1].end(): verb.start()]) \
-            or re.search(r"\b(?:which|that|and|or|so|then)\b", sentence[spans[-1].end(): verb.start()], re.I):
+            or re.search(alternation(COMMENT, AND, OR, CONCLUDE), sentence[spans[-1].end(): verb.start()], re.I):
         return None
     tail = re.split(r"\.\s+(?=[A-Z])|[。!?！？]", sentence[verb.end():])[0].strip()
     if not tail or MATH_SPAN_RE.search(tail) or "$" in tail or not re.search(r"\d|√|π", tail):
         return None
     tail = re.sub(r"\*\*", "", tail)
-    tail = re.split(r",?\s+(?:because|since|as|which|where|when|so)\b", tail, maxsplit=1)[0]
+    tail = re.split(rf",?\s+{alternation(spaced(REASON), spaced(COMMENT), CONDITION, spaced(CONCLUDE))}", tail, maxsplit=1, flags=re.I)[0]
     tail = re.sub(r"[.。!;；,，]+$", "", tail.strip()).strip()
     value = value_before_words(tail)
     if value is None and last_sentence_math(tail) == tail:  # 'is 4√2', 'is 3/4': the whole tail is maths

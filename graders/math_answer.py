@@ -13,6 +13,8 @@ import unicodedata
 from dataclasses import replace
 
 from .extract import extract_last_number, last_sentence_math, prepare_numbers, scaled_number
+from .numbers import SCALE_WORDS
+from .words import AND, OR_BETWEEN_VALUES, alternation
 from .gold import MATH_WORDS
 from .normalise import normalise, plain_key
 from .parse import ParseError, TooBig
@@ -72,7 +74,7 @@ def gold_decimal_comma(gold: str, text: str) -> str | None:
     if not m:
         return None
     sign, whole, frac = m.groups()
-    money = re.search(r"[€£¥]|\b(?:EUR|euros?)\b", gold) is not None
+    money = any(unicodedata.category(c) == "Sc" for c in gold) or re.search(r"\b[A-Z]{3}\b", gold) is not None
     if (frac.startswith("0") or len(frac) == 2 or (whole == "0" and len(frac) >= 2)
             or (len(whole) >= 4 and len(frac) != 3) or (money and len(frac) != 3)):
         return f"{sign}{whole}.{frac}"
@@ -168,8 +170,9 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
 
 # a letter standing for an unknown beside an operator or a coefficient ('x + y', '2x', '3 * n')
 UNKNOWNS_RE = re.compile(r"(?<![A-Za-z\\])[a-zA-Z]\s*[+\-−*/×÷^]|[+\-−*/×÷^]\s*[a-zA-Z](?![A-Za-z])|\d[a-zA-Z](?![A-Za-z])")
-PROSE_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:thousand|million|billion|trillion)\b)?"
-NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{PROSE_NUMBER}))+)")
+_SCALES = alternation(tuple(w for w in SCALE_WORDS if len(w) > 1))
+PROSE_NUMBER = rf"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*{_SCALES})?"
+NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|&|{alternation(AND, OR_BETWEEN_VALUES)})\s*(?:{PROSE_NUMBER}))+)", re.I)
 
 
 def prose_numbers(answer: str, several: bool) -> str | None:
@@ -182,13 +185,13 @@ def prose_numbers(answer: str, several: bool) -> str | None:
     if several:
         runs = list(NUMBER_LIST_RE.finditer(answer))
         if runs:
-            return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
+            return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0), re.I))
     reading = read_statement(answer)
     if reading is not None and reading.kind != "none":
         return reading.answer if reading.kind == "one" else None
     prepared = prepare_numbers(answer)
-    numbers = list(re.finditer(PROSE_NUMBER, prepared))
-    if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
+    numbers = list(re.finditer(PROSE_NUMBER, prepared, re.I))
+    if numbers and re.search(rf"/|{_SCALES}", numbers[-1].group(0), re.I):
         return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
     if numbers:
         scaled = scaled_number(numbers[-1].group(0), prepared[numbers[-1].end():])

@@ -36,8 +36,8 @@ NUMBER_RE = re.compile(
 # a multiplier word right after a number: '3万' is 30000, '2 millions' 2000000 (never just 3 or 2); 千 before a
 # metric unit (千克, 千米) and 百 of 百分 are no multipliers
 SCALE_WORDS = SCALE
-SCALE_WORD_RE = re.compile(r"\s?(" + "|".join(w + (f"(?![{zh.METRIC}])" if w == "千" else "(?!分)" if w == "百" else "")
-                                            for w in SCALE_WORDS if len(w) == 1) + r"|[^\W\d_]+)\.?")
+GLUED_SCALE = "|".join(w + (f"(?![{zh.METRIC}])" if w == "千" else "(?!分)" if w == "百" else "") for w in SCALE_WORDS if len(w) == 1)
+SCALE_WORD_RE = re.compile(rf"\s?({GLUED_SCALE}|[^\W\d_]+)\.?")
 
 
 def number_value(text: str) -> Fraction | None:

@@ -12,8 +12,8 @@ import unicodedata
 from functools import lru_cache
 
 from .numbers import inside_brackets
-from .words import (ANSWER, ARTICLE, CERTAIN, CHOOSE, CONCLUDE, COPULA, EXCLUDE, FINAL, MODAL, NEGATE_BEFORE, NO, OPTION, TOPIC,
-                    TURN, alternation)
+from .words import (ANSWER, ARTICLE, CERTAIN, CHOOSE, CONCLUDE, COPULA, EXCLUDE, FINAL, MODAL, NEGATE_BEFORE, NO, OPTION, PRONOUN, TOPIC,
+                    TURN, alternation, glued, spaced)
 
 
 # --- chat-template debris ----------------------------------------------------------------------
@@ -237,25 +237,44 @@ def json_answer(text: str) -> tuple[int, int, str | None] | None:
 # naming it right or final), then a copula or a colon; in the scripts written without spaces the
 # noun and its particle. Built once from graders/words/; a cue followed by a negation ('La réponse
 # n'est pas 12', 'Ответ не 25') or after one ('不选') is none.
-_SPACED = lambda words: tuple(w for w in words if not w.startswith("~"))  # noqa: E731
-_GLUED = lambda words: tuple(w for w in words if w.startswith("~"))  # noqa: E731
-_JOIN = rf"(?:\s*(?:{alternation(_SPACED(COPULA), _SPACED(MODAL))}))*\s*(?:{alternation(_SPACED(COPULA))}|[:：=—–])"
+_JOIN = rf"(?:\s*(?:{alternation(spaced(COPULA), spaced(MODAL))}))*\s*(?:{alternation(spaced(COPULA))}|[:：=—–])"
 CUE_RE = re.compile(
-    rf"(?:(?:{alternation(ARTICLE)}\s+)?(?:{alternation(FINAL)}\s+){{0,2}}{alternation(_SPACED(ANSWER))}(?:\s+{alternation(FINAL)})?"
-    rf"[\"'”]?(?:\s+here)?{_JOIN}"
-    rf"|(?:{alternation(FINAL)}\s+){{1,2}}{alternation(_SPACED(ANSWER))}\s*\**[ \t]*(?=\n)"
-    rf"|(?:{alternation(ARTICLE)}\s+)?{alternation(FINAL)}\s+{alternation(OPTION)}(?:\s+here)?{_JOIN}"
-    rf"|{alternation(_SPACED(CHOOSE))}"
-    rf"|(?P<glued>{alternation(_GLUED(ANSWER), _GLUED(CHOOSE))})择?\s*[】\]>]?\s*(?:{alternation(_GLUED(MODAL))}|应该|应当|应|就)?"
-    rf"\s*(?P<join>{alternation(_GLUED(COPULA), TOPIC)}|[:：])?)"
+    rf"(?:(?:{alternation(ARTICLE)}\s+)?(?:{alternation(FINAL)}\s+){{0,2}}{alternation(spaced(ANSWER))}(?:\s+{alternation(FINAL)})?"
+    rf"[\"'”]?(?:\s+{alternation(PRONOUN)})?{_JOIN}"
+    rf"|(?:{alternation(FINAL)}\s+){{1,2}}{alternation(spaced(ANSWER))}\s*\**[ \t]*(?=\n)"
+    rf"|(?:{alternation(ARTICLE)}\s+)?{alternation(FINAL)}\s+{alternation(OPTION)}(?:\s+{alternation(PRONOUN)})?{_JOIN}"
+    rf"|{alternation(spaced(CHOOSE))}"
+    rf"|(?P<glued>{alternation(glued(ANSWER), glued(CHOOSE))})择?\s*[】\]>]?\s*(?:{alternation(glued(MODAL))})?"
+    rf"\s*(?P<join>{alternation(glued(COPULA), TOPIC)}|[:：])?)"
     rf"(?!\s*{alternation(NEGATE_BEFORE, NO)})"
-    rf"\s*:?\s*(?:\*\*)?\s*(?:{alternation(CERTAIN)}\s+)?(?:{alternation(_SPACED(CONCLUDE))}\s*,?\s*)?"
-    rf"(?:{alternation(OPTION, _GLUED(CHOOSE))}\s*:?\s*)?", re.IGNORECASE)
-_NEGATED_BEFORE = re.compile(rf"{alternation(_GLUED(NO), _GLUED(EXCLUDE), _GLUED(NEGATE_BEFORE))}$")
+    rf"\s*:?\s*(?:\*\*)?\s*(?:{alternation(CERTAIN)}\s+)?(?:{alternation(spaced(CONCLUDE))}\s*,?\s*)?"
+    rf"(?:{alternation(OPTION, glued(CHOOSE))}\s*:?\s*)?", re.IGNORECASE)
+_NEGATED_BEFORE = re.compile(rf"{alternation(glued(NO), glued(EXCLUDE), glued(NEGATE_BEFORE))}$")
 
 
+_NO_CHARS = "".join(w[1:] for w in glued(NO) if len(w) == 2)  # 不, 非: a negation of one character
 # '故所求的面积为 6。', '所以答案是 12': a conclusion word, then the copula of its sentence (never the 是 of 不是)
-CONCLUDE_CUE_RE = re.compile(rf"{alternation(_GLUED(CONCLUDE))}[^。\n]{{0,60}}?(?<!不)(?:{alternation(_GLUED(COPULA), TOPIC)})\s*")
+CONCLUDE_CUE_RE = re.compile(rf"{alternation(glued(CONCLUDE))}[^。\n]{{0,60}}?(?<![{_NO_CHARS}])(?:{alternation(glued(COPULA), TOPIC)})\s*")
+
+
+_CUE_WORD_RE = re.compile(alternation(ANSWER, OPTION, CHOOSE), re.IGNORECASE)
+_WORD_START_RE = re.compile(r"(?<!\S)\S")
+
+
+def _cue_matches(text: str) -> list[re.Match]:
+    """CUE_RE tried only where a noun or verb of a cue stands, from up to three words before it
+    ('the final correct answer is'): one cheap pass instead of the whole pattern at every position."""
+    out: list[re.Match] = []
+    for word in _CUE_WORD_RE.finditer(text):
+        if out and word.start() < out[-1].end():
+            continue
+        lo = max(0, word.start() - 48)
+        for start in [m.start() for m in _WORD_START_RE.finditer(text, lo, word.start())][-3:] + [word.start()]:
+            m = CUE_RE.match(text, start)
+            if m is not None and m.end() > word.start():
+                out.append(m)
+                break
+    return out
 
 
 def cues(text: str, joined: bool = True) -> list[re.Match]:
@@ -263,10 +282,10 @@ def cues(text: str, joined: bool = True) -> list[re.Match]:
     script without spaces needs its particle or a colon ('答案是', '答え：'), unless `joined` is False
     and its noun has two characters or more or names a choice ('【答案】C', '选C')."""
     out = []
-    for m in CUE_RE.finditer(text):
-        glued = m.group("glued")
-        if glued and (_NEGATED_BEFORE.search(text, 0, m.start()) or not m.group("join") and (
-                joined or len(glued) < 2 and not any(w[1:] == glued for w in CHOOSE))):
+    for m in _cue_matches(text):
+        glued_noun = m.group("glued")
+        if glued_noun and (_NEGATED_BEFORE.search(text, 0, m.start()) or not m.group("join") and (
+                joined or len(glued_noun) < 2 and not any(w[1:] == glued_noun for w in CHOOSE))):
             continue
         out.append(m)
     return out

@@ -44,6 +44,7 @@ COPULA, MODAL, RIGHT, ARTICLE, PREPOSITION, PRONOUN = map(_merged, ("COPULA", "M
                                                                    "PRONOUN"))
 OPTION, CHECK, ANSWER, FINAL, CHOOSE, CERTAIN, TURN, TOPIC = map(_merged, ("OPTION", "CHECK", "ANSWER", "FINAL", "CHOOSE",
                                                                            "CERTAIN", "TURN", "TOPIC"))
+APPROX, CONDITION, QUESTION = map(_merged, ("APPROX", "CONDITION", "QUESTION"))
 # 'of' offers alternatives in Dutch and is a preposition in English: between two values it is the latter
 OR_BETWEEN_VALUES = tuple(w for w in OR if w not in PREPOSITION)
 SCALE = {w: v for m in LANGUAGES.values() for w, v in getattr(m, "SCALE", {}).items()}
@@ -54,7 +55,7 @@ TEXT2NUM = tuple(name for name, m in LANGUAGES.items() if getattr(m, "GRAMMAR", 
 _ROLES = ("NEGATE_BEFORE", "NEGATE_AFTER", "NOT_NEGATION", "NO", "EXCLUDE", "OR", "RANGE_START", "RANGE_TO", "AND",
           "BOUND_BEFORE", "BOUND_AFTER", "CONTRAST", "CORRECTION", "CONCLUDE", "REASON", "COMMENT", "ADJUNCT_BEFORE",
           "ADJUNCT_AFTER", "COPULA", "MODAL", "RIGHT", "ARTICLE", "PREPOSITION", "PRONOUN", "OPTION", "CHECK",
-          "ANSWER", "FINAL", "CHOOSE", "CERTAIN")
+          "ANSWER", "FINAL", "CHOOSE", "CERTAIN", "APPROX", "CONDITION")
 PLACED = frozenset(part for role in _ROLES for entry in _merged(role) if not entry.startswith("~")
                    for part in entry.lower().split())
 
@@ -113,6 +114,7 @@ def opens(words: tuple[str, ...], text: str, pos: int = 0) -> re.Match | None:
     return m if m is not None and bounded(text, m, words) else None
 
 
+@lru_cache(maxsize=None)
 def alternation(*lexicons: tuple[str, ...]) -> str:
     """A regex alternation of the entries: a spaced entry with no letter or digit on either side (its
     spaces match any spacing), a glued one anywhere; longest first."""
@@ -121,6 +123,16 @@ def alternation(*lexicons: tuple[str, ...]) -> str:
     glued = sorted((w[1:] for w in entries if w.startswith("~") and len(w) > 1), key=lambda w: (-len(w), w))
     parts = [r"(?<!\w)(?:" + "|".join(re.escape(w).replace("\\ ", r"\s+") for w in spaced) + r")(?!\w)"] if spaced else []
     return "(?:" + "|".join(parts + [re.escape(w) for w in glued]) + ")"
+
+
+def spaced(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The entries of a script written with spaces."""
+    return tuple(w for w in words if not w.startswith("~"))
+
+
+def glued(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The entries of a script written without spaces."""
+    return tuple(w for w in words if w.startswith("~"))
 
 
 def ends(words: tuple[str, ...], text: str) -> re.Match | None:

@@ -18,22 +18,25 @@ CONTRAST = ("but", "however")
 CORRECTION = ("wait", "no wait", "actually", "correction", "sorry", "oops", "i mean", "scratch that", "hmm", "on reflection",
               "on second thought")
 CONCLUDE = ("so", "therefore", "thus", "hence", "which means", "which makes", "that makes", "this means", "so that's",
-            "thereby", "making", "giving", "leaving", "for a total of", "totaling", "totalling", "resulting in",
+            "thereby", "making", "giving", "leaving", "then", "for a total of", "totaling", "totalling", "resulting in",
             "which gives", "bringing the total to")
-REASON = ("because", "since", "given that", "due to", "as", "whereas")
-COMMENT = ("which", "which is", "that is", "i.e.", "namely")
+REASON = ("because", "since", "given that", "due to", "as", "whereas", "using", "as shown", "as we", "so that", "when we")
+COMMENT = ("which", "which is", "that is", "i.e.", "i.e", "namely", "where")
 ADJUNCT_BEFORE = ("in", "for", "after", "within", "per", "every", "each", "during")
-COPULA = ("is", "are", "was", "were", "be", "will be", "would be", "equals", "equal", "seems", "seem",
+COPULA = ("is", "are", "was", "were", "be", "will be", "would be", "equals", "equal", "equal to", "seems", "seem",
           "looks", "has", "had")
-MODAL = ("could", "would", "might", "may", "can", "also", "does", "doesn't", "do")
+MODAL = ("could", "would", "might", "may", "can", "also", "does", "doesn't", "do", "let's", "lets", "let us", "to")
 OPTION = ("option", "options", "choice", "choices", "letter")
 CHECK = ("check", "checking", "verify", "verifying", "verification", "consider", "look at", "examine", "evaluate", "start with",
-         "sanity check", "double-check", "double-checking")
+         "sanity check", "double-check", "double-checking", "probe")
+APPROX = ("about", "approximately", "approx", "approx.", "roughly", "around", "or about")
+CONDITION = ("when", "where", "if", "whenever")
+QUESTION = ("Q", "Question", "Problem")
 RIGHT = ("correct", "right", "true", "answer", "best")
 ARTICLE = ("the", "a", "an")
 PREPOSITION = ("of", "with", "from", "by", "at", "on", "into", "out", "off", "about", "than")
 PRONOUN = ("i", "you", "he", "she", "it", "we", "they", "this", "that", "these", "those", "there", "his", "her", "its", "their",
-           "our", "my", "your", "all", "each", "both", "in all", "in total", "total", "altogether")
+           "our", "my", "your", "here", "all", "each", "both", "in all", "in total", "total", "altogether")
 SCALE = {"hundred": 100, "thousand": 10**3, "million": 10**6, "millions": 10**6, "billion": 10**9, "billions": 10**9,
          "trillion": 10**12}
 ANSWER = ("answer", "answers")
