@@ -104,7 +104,9 @@ class Value:
 
     @property
     def text(self) -> str:
-        return show(self.value) + ("%" if self.percent else "")
+        # a fraction stays a fraction: '-32988/15' as a decimal would be compared with a tolerance
+        exact = "/" in self.written and self.value.denominator != 1
+        return (f"{self.value.numerator}/{self.value.denominator}" if exact else show(self.value)) + ("%" if self.percent else "")
 
 
 
