@@ -354,8 +354,9 @@ def read_statement(text: str, threshold_one: bool = True) -> Reading | None:
     if plain is None:
         return None
     plain = _aside(clean(plain))
-    if MATHS_RE.search(plain) or re.search(r"\d[eE][+-]?\d|\d\s*:\s*\d|\|\s*[-−]?\d|\d\s*\||(?<![^\W\d_])\d+[a-jl-zA-JL-Z](?![^\W\d_])", plain):
-        return None  # variables, powers, LaTeX, '6.02e23', a ratio '6 : 7', '|-5|', '3x'
+    if MATHS_RE.search(plain) or re.search(r"\d[eE][+-]?\d|\d\s*:\s*\d|\|\s*[-−]?\d|\d\s*\||(?<![^\W\d_])\d+[a-jl-zA-JL-Z](?![^\W\d_])"
+                                          r"|[√∛∜]|\d[⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹]|≡", plain):
+        return None  # variables, powers, LaTeX, '6.02e23', a ratio '6 : 7', '|-5|', '3x', '√47', '10⁻³', '≡'
     if re.search(r"\d!", plain) and not re.search(r"[^\W\d_]{2,}", plain):
         return None  # '5!': a factorial, not an exclamation
     if "\\" in plain and not re.search(r"\d", plain):

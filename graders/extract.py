@@ -295,7 +295,7 @@ def _extract_answer(response: str, several: bool = False, numeric: bool = False)
         if re.match(r"\$\$?\s*$|\\\[|\\\(|\*+\s*$", tail.split("\n")[0]):  # "**Final answer**\n\\[\n x = 5 \n\\]"
             tail = tail[:2000].lstrip("*").strip()
         answer = clean_tail(tail)
-        return chain_value(answer) or value_before_words(answer) or answer, "answer-is"
+        return congruence_value(answer) or chain_value(answer) or value_before_words(answer) or answer, "answer-is"
     a_line = _last_match_obj(A_LINE_RE, text)
     if a_line is not None and not OPTION_LINES_RE.search(text):  # GSM8K's "A: 21", not "A: 12\nB: 15"
         return a_line.group(1).replace(" ", ""), "gsm8k"
@@ -310,6 +310,9 @@ def _extract_answer(response: str, several: bool = False, numeric: bool = False)
     if found:
         return clean_tail(found), "gsm8k"
     reading = read_final(text) if numeric else None
+    residue = congruence_value(final_sentence(text))
+    if residue is not None:  # '3⁻¹ ≡ 417 (mod 1250)'
+        return residue, "last-equation"
     chain = final_equation_value(text)
     # an equation chain ends the response unless a later statement holds a value of its own (number
     # words: 'Ze heeft dus veertigduizend euro.' after '… = 4000')
@@ -491,6 +494,16 @@ def chain_value(text: str) -> str | None:
     if not re.search(r"\d", arithmetic) and re.search(r"[+\-−*/×÷^]\s*\S+$", before):
         return None  # 'x + total'
     return value_before_words(sides[-1], numbers_in_phrase=True)
+
+
+# '3⁻¹ ≡ 417 (mod 1250)', 'x \\equiv 4 \\pmod{7}': a congruence's value is its residue (the last one)
+CONGRUENCE_RE = re.compile(r"(?:≡|\\equiv)\s*\$?\s*([-−]?\d+)\s*\$?\s*(?:\(\s*(?:\\bmod|\\mod|mod)\s*\$?\s*\d+\s*\$?\s*\)"
+                           r"|\\pmod\s*\{?\s*\d+\s*\}?)")
+
+
+def congruence_value(text: str) -> str | None:
+    found = _last_match(CONGRUENCE_RE, text.replace("$", " "))
+    return found.replace("−", "-") if found else None
 
 
 def final_equation_value(text: str) -> str | None:

@@ -17,7 +17,7 @@ from .choice_grade import gold_choice_letters, grade_choice
 from .extract import read_answer
 from .fuzzy import grade_text
 from .gold import gold_answer, gold_has_several, infer_kind
-from .math_answer import grade_math_answer, number_word
+from .math_answer import grade_math_answer, looks_like_prose, number_word
 from .normalise import unicode_to_latex
 from .region import cut_at_turn_end
 from .verdict import Verdict
@@ -68,8 +68,8 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     numeric = not several and kind in ("numeric", "math") and infer_kind(gold_text) == "numeric"
     found = read_answer(response, several=several, numeric=numeric)
     answer, how = found.answer, found.how
-    if found.refusal:
-        return Verdict(False, answer, "none", found.refusal, how)
+    if found.refusal:  # (its words are in the reason: what is shown as extracted is a value or nothing)
+        return Verdict(False, None, "none", found.refusal, how)
     if answer is None:
         return Verdict(False, None, "none", "no answer found in the response", how)
     if len(answer) > MAX_ANSWER_CHARS:  # refused before any regex or parse sees it
@@ -99,6 +99,8 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
                 v = replace(second, reason=f"{second.reason} [the dot read as a thousands separator: {answer} -> {found.second}]")
     if found.note:
         v = replace(v, reason=f"{v.reason} [read from the statement: {found.note}]")
+    if v.method == "none" and v.extracted and looks_like_prose(v.extracted):
+        v = replace(v, extracted=None)  # a sentence that was read as no value is no extracted answer
     if gold_how != "bare":
         v = replace(v, reason=f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]")
     return v

@@ -115,18 +115,18 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
         # (a bare formula that fails to parse is not read through its numbers: '2\\ln|x|' is not 2)
         readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math", "last-sentence") and looks_like_prose(answer))
         several = isinstance(gold_value, Items) and not gold_value.ordered
-        number = None
+        number, maths = None, False
         if readable:
             plain = last_sentence_math(answer)  # 'The side length is 4√7.' -> '4√7'
             if plain and plain != answer.strip() and not re.fullmatch(r"[-−]?[\d,]*\.?\d+\s*%?", plain):
-                number = plain
+                number, maths = plain, True
             else:
                 number = prose_numbers(answer, several)
         elif "=" in answer and how in ("whole", "last-math", "last-sentence", "boxed"):
             number = answer  # a worked line: its value after the last '=' is tried below
         if number is None:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
-        answer, how = number, "last-number"
+        answer, how = number, ("last-sentence" if maths else "last-number")
         a_norm = normalise(number)
         try:
             answer_value = parse_value(a_norm.text)

@@ -74,8 +74,18 @@ def vulgar_fractions(text: str) -> str:
     return VULGAR_RE.sub(one, text)
 
 
+SUPERSCRIPTS = dict(zip("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+0123456789"))
+SUPERSCRIPT_RUN_RE = re.compile("[⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹]{2,}")
+# '√47', '2√11', '√(3)/2', '∛2': the radicand is the number, letter or bracket right after the sign
+RADICAL_RE = re.compile(r"([√∛∜])\s*(\d+(?:\.\d+)?|[A-Za-z]|\([^()]{1,200}\))")
+
+
 def unicode_to_latex(text: str) -> str:
     text = vulgar_fractions(text)
+    if "√" in text or "∛" in text or "∜" in text:
+        text = RADICAL_RE.sub(lambda m: {"√": "\\sqrt", "∛": "\\sqrt[3]", "∜": "\\sqrt[4]"}[m.group(1)]
+                              + "{" + m.group(2).removeprefix("(").removesuffix(")") + "}", text)
+    text = SUPERSCRIPT_RUN_RE.sub(lambda m: "^{" + "".join(SUPERSCRIPTS[c] for c in m.group()) + "}", text)  # 10⁻³
     text = UNICODE_RE.sub(lambda m: UNICODE_MATH[m.group()], text)
     text = unicodedata.normalize("NFKC", text)  # full-width digits/letters -> ASCII
     return text.replace("\u2044", "/")

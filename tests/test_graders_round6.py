@@ -19,3 +19,29 @@ def test_a_fraction_read_from_a_sentence_stays_exact():
     assert said("\\frac{-362879}{165}", "-32988/15") is False
     assert said("\\frac{-362879}{165}", "-32989/15") is True
     assert said("3/4", "She ate 3/4 of the pie.", "numeric") is True
+
+
+# --- kind 3: Unicode maths ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gold,response,wrong_gold", [
+    ("\\sqrt{47}", "So the length of the diagonal is √47.", "47"),
+    ("2\\sqrt{11}", "The distance between the two points is 2√11.", "2"),
+    ("\\sqrt[3]{2}", "The side length is ∛2 cm.", "\\sqrt{2}"),
+    ("10^{-3}", "The concentration is 10⁻³.", "10"),
+    ("417", "The inverse we want is 3⁻¹ ≡ 417 (mod 1250).", "418"),
+    ("417", "We need the inverse of 3 modulo 1250: 3 × 417 = 1251 ≡ 1, so 3⁻¹ ≡ 417 (mod 1250).", "1"),
+])
+def test_unicode_maths_is_read_as_maths(gold, response, wrong_gold):
+    # main: √47 read as 47, 2√11 as 2, 10⁻³ as 10, the congruence as '3 answers given'
+    assert said(gold, response) is True
+    assert said(wrong_gold, response) is not True
+
+
+# --- kind 8: what is shown as extracted is a value or nothing ----------------------------------------
+
+@pytest.mark.parametrize("response", ["Tom has 3 apples and buys more.\nSo, the answer is", "It is either 3 or 5 apples.",
+                                      "Between 3 and 5 apples, at least 3."])
+def test_extracted_is_a_value_or_nothing(response):
+    # main showed 'So, the answer is' as the extracted answer (report transcript, diff)
+    v = grade("4", response, "numeric")
+    assert v.equal is not True and v.extracted is None and v.reason
