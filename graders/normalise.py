@@ -47,6 +47,12 @@ TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])|(?<![a-zA-Z\\])
 APPROX_RE = re.compile(r"\\approx|\\simeq|\\thickapprox")
 SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12}
 SCALE_RE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)", re.I)
+# a number (in scientific notation or not), then units only: \\text{}/\\mathrm{} groups of letters
+# (one level of braces inside: m\\,s^{-1}), spacing, \\cdot, '/', powers
+_UNIT_GROUP = r"\\(?:text|mathrm|textrm|rm|mbox)\s*\{(?!\s*[eid]\s*\})(?=[^{}]*[A-Za-zμΩÅ°])[A-Za-zμΩÅ°\s\\,;.·/]*(?:\^\s*\{?\s*-?\d\s*\}?[A-Za-zμΩÅ°\s\\,;./]*)*\}"
+_UNIT_GLUE = r"(?:\\[,;:! ]|\\cdot|\\quad|\s|/|\^\s*\{?\s*-?\d\s*\}?)"
+SCIENTIFIC_UNIT_RE = re.compile(rf"([-−]?\d+(?:\.\d+)?(?:\s*(?:\\times|\\cdot|×)\s*10\s*\^\s*\{{?\s*-?\d+\s*\}}?)?)"
+                                rf"((?:{_UNIT_GLUE})*{_UNIT_GROUP}(?:{_UNIT_GLUE}|{_UNIT_GROUP})*)")
 REAL_LINE_RE = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|^\s*(?:\\text\{)?\s*(?:all real numbers|all reals|every real number)\s*\}?\s*$", re.I)
 EMPTY_SET_RE = re.compile(r"\\(?:emptyset|varnothing)(?![a-zA-Z])|^\s*(?:\\text\{)?\s*(?:the )?empty set\s*\}?\s*$|\{\s*\}(?<!\\\{\})", re.I)
 REPEATING_RE = re.compile(r"(-?)(\d*)\.(\d*)\\overline\s*\{(\d{1,20})\}")
@@ -181,6 +187,9 @@ def _normalise(answer: str) -> Normalised:
     text = DEGREE_RE.sub(lambda m: " (\\pi/180)" if trig else " ", text)
     text = re.sub(r"\\boxed\s*\{(.*)\}", r"\1", text)
     unit = None
+    value_unit = SCIENTIFIC_UNIT_RE.fullmatch(text.strip())
+    if value_unit:  # '6.2\\times10^{-3}\\,\\text{erg s}^{-1}': the units after a number, powers and all
+        text, unit = value_unit.group(1), value_unit.group(2).strip()
     # \text{ cm}^2 after a value is a unit; \text{or} is a separator; \text{(B)} is its content
     def text_cmd(m: re.Match) -> str:
         nonlocal unit

@@ -45,3 +45,23 @@ def test_extracted_is_a_value_or_nothing(response):
     # main showed 'So, the answer is' as the extracted answer (report transcript, diff)
     v = grade("4", response, "numeric")
     assert v.equal is not True and v.extracted is None and v.reason
+
+
+# --- kind 4: units inside the box ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("box,gold,wrong", [
+    ("6.2\\times10^{-3}\\,\\text{erg s}^{-1}", "6.2\\times 10^{-3}", "6.2\\times 10^{-4}"),
+    ("3.0 \\times 10^{8}\\ \\mathrm{m\\,s^{-1}}", "3\\times 10^8", "3\\times 10^6"),
+    ("25\\,\\text{km}\\,\\text{h}^{-1}", "25", "\\frac{1}{25}"),
+    ("1.2\\ \\text{kg}\\cdot\\text{m}^2", "1.2", "2.1"),
+    ("4.5\\,\\mathrm{J\\,K^{-1}\\,mol^{-1}}", "4.5", "5.4"),
+])
+def test_units_inside_the_box_are_units(box, gold, wrong):
+    response = f"Putting the numbers in, the result is\n$$\\boxed{{{box}}}$$"
+    assert said(gold, response) is True
+    assert said(wrong, response) is not True
+
+
+@pytest.mark.parametrize("answer,gold", [("2\\mathrm{e}", "2"), ("7\\mathrm{i}", "7")])
+def test_a_constant_in_roman_type_is_no_unit(answer, gold):
+    assert said(gold, f"$\\boxed{{{answer}}}$") is not True
