@@ -37,6 +37,30 @@ DECIMAL_COMMA_RE = re.compile(r"^(-?)(\d+),(\d+)$")
 EURO_NUMBER_RE = re.compile(r"^(-?\d{1,3}(?:\.\d{3})+),(\d+)$")
 
 
+# an arbitrary constant (C, C_1, c_2) and an initial value written X_0 or X(0)
+_CONSTANT_RE = r"(?<![A-Za-z\\]){}(?:_\{{?\d\}}?)?(?![A-Za-z])"
+_INITIAL_RE = re.compile(r"(?<![A-Za-z\\])([A-Za-z])(?:_\{?0\}?|\(0\))")
+
+
+def same_names(gold: str, answer: str) -> str:
+    """The answer with the gold's names for what both name: an arbitrary constant written `c` where
+    the gold writes `C` (or the other way round), `I(0)` where the gold writes `I_0` (or the other
+    way round, where X is also a function: `I(t)`). Only a name the gold does not use otherwise is
+    renamed: `c` stays `c` beside a gold that has a `c` of its own."""
+    for mine, theirs in (("c", "C"), ("C", "c")):
+        if re.search(_CONSTANT_RE.format(theirs), gold) and not re.search(_CONSTANT_RE.format(mine), gold) \
+                and re.search(_CONSTANT_RE.format(mine), answer) and not re.search(_CONSTANT_RE.format(theirs), answer):
+            answer = re.sub(rf"(?<![A-Za-z\\]){mine}(?![A-Za-z])", theirs, answer)
+            break
+    written = {m.group(1): m.group() for m in _INITIAL_RE.finditer(gold)}
+    for m in reversed(list(_INITIAL_RE.finditer(answer))):
+        gold_form = written.get(m.group(1))
+        if gold_form and ("(" in gold_form) != ("(" in m.group()) and m.group() not in gold \
+                and re.search(rf"(?<![A-Za-z\\]){m.group(1)}\((?!0\))", gold + answer):
+            answer = answer[:m.start()] + gold_form + answer[m.end():]
+    return answer
+
+
 def decimal_comma(text: str) -> str | None:
     """The decimal-comma reading of one number ('2,5' -> '2.5'), or None when it is not one.
 
@@ -90,7 +114,8 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
 
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
-    g_norm, a_norm = normalise(gold), normalise(answer)
+    renamed = same_names(gold, answer)
+    g_norm, a_norm = normalise(gold), normalise(renamed)
     if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text and a_norm.percent <= g_norm.percent:
         extra = f" (removed unit {a_norm.unit!r})" if a_norm.unit else ""
         return verdict(True, answer, "normalised", f"equal after normalisation: {a_norm.text!r}{extra}", how)

@@ -49,7 +49,8 @@ SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9, "trillion
 SCALE_RE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)", re.I)
 # a number (in scientific notation or not), then units only: \\text{}/\\mathrm{} groups of letters
 # (one level of braces inside: m\\,s^{-1}), spacing, \\cdot, '/', powers
-_UNIT_GROUP = r"\\(?:text|mathrm|textrm|rm|mbox)\s*\{(?!\s*[eid]\s*\})(?=[^{}]*[A-Za-zμΩÅ°])[A-Za-zμΩÅ°\s\\,;.·/]*(?:\^\s*\{?\s*-?\d\s*\}?[A-Za-zμΩÅ°\s\\,;./]*)*\}"
+_UNIT_GROUP = (r"\\(?:text|mathrm|textrm|rm|mbox)\s*\{(?!\s*[eid]\s*\})(?=[^{}]*[A-Za-zμΩÅ°])"
+               r"[A-Za-zμΩÅ°\s\\,;.·/]*(?:\^\s*\{?\s*-?\d\s*\}?[A-Za-zμΩÅ°\s\\,;./]*)*\}")
 _UNIT_GLUE = r"(?:\\[,;:! ]|\\cdot|\\quad|\s|/|\^\s*\{?\s*-?\d\s*\}?)"
 SCIENTIFIC_UNIT_RE = re.compile(rf"([-−]?\d+(?:\.\d+)?(?:\s*(?:\\times|\\cdot|×)\s*10\s*\^\s*\{{?\s*-?\d+\s*\}}?)?)"
                                 rf"((?:{_UNIT_GLUE})*{_UNIT_GROUP}(?:{_UNIT_GLUE}|{_UNIT_GROUP})*)")

@@ -65,3 +65,25 @@ def test_units_inside_the_box_are_units(box, gold, wrong):
 @pytest.mark.parametrize("answer,gold", [("2\\mathrm{e}", "2"), ("7\\mathrm{i}", "7")])
 def test_a_constant_in_roman_type_is_no_unit(answer, gold):
     assert said(gold, f"$\\boxed{{{answer}}}$") is not True
+
+
+# --- kind 5: notation that names the same thing -----------------------------------------------------
+
+@pytest.mark.parametrize("answer,gold", [
+    ("y = c\\,e^{2x}", "y = C e^{2x}"), ("y = c_1 e^{x} + c_2 e^{-x}", "y = C_1 e^{x} + C_2 e^{-x}"),
+    ("\\ln|x| + c", "\\ln|x| + C"), ("I(t) = I(0)\\, e^{-t/\\tau}", "I(t) = I_0 e^{-t/\\tau}"),
+    ("N(t) = N_0 e^{-\\lambda t}", "N(t) = N(0) e^{-\\lambda t}"), ("xy = 1", "y = \\frac{1}{x}"),
+])
+def test_another_name_for_the_same_thing(answer, gold):
+    assert said(gold, f"Solving gives\n$$\\boxed{{{answer}}}$$") is True
+
+
+@pytest.mark.parametrize("answer,gold", [
+    ("y = c\\,e^{-2x}", "y = C e^{2x}"), ("y = C e^{2x} + 1", "y = C e^{2x}"), ("y = c_1 e^{x} + c_2 e^{x}", "y = C_1 e^{x} + C_2 e^{-x}"),
+    ("I(t) = I(0)\\, e^{t/\\tau}", "I(t) = I_0 e^{-t/\\tau}"), ("xy = 2", "y = \\frac{1}{x}"), ("xy = x^2", "y = x"),
+    ("y = \\sqrt{4 - x^2}", "x^2 + y^2 = 4"), ("v(0) + at", "v_0 + at"), ("x + c + C", "x + C"),
+])
+def test_near_misses_of_another_name_stay_apart(answer, gold):
+    # 'xy = x^2' holds on the whole y-axis, 'y = x' does not; half a circle is not the circle; v(0)
+    # is renamed only where v is also a function; c beside C is a second constant
+    assert said(gold, f"$$\\boxed{{{answer}}}$$") is not True
