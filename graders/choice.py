@@ -408,6 +408,31 @@ def _rule_statement(statement: Statement | None, n_gold: int) -> Decision | None
     return asserted, f"statement-{how}: asserts {asserted}, rejects {rejected}: {snippet!r}"
 
 
+def _stated_before(text: str, valid: str, statement: Statement | None) -> Decision | None:
+    """An answer cue with more lines after it ('答案：B\\n解析：A项错误…', 'Answer: C\\n\\nA would …, B …'):
+    the lines after it explain, and the letters they reject are the other options. Unless they reject
+    the stated letters ('The answer is (G). … So G does not work; … (H).'): then the stated answer
+    is disowned, and the letters the final statement still asserts are the answer, or none. A final
+    statement that corrects itself or hedges, or a box after the cue, leaves it to the other rules."""
+    found = [m for m in region.cues(text, joined=False) if _read_group(text, m.end(), valid) is not None]
+    if not found:
+        return None
+    cue = found[-1]
+    read = _read_group(text, cue.end(), valid)
+    after = text[read.end:]
+    if read.alternatives or read.cut or "\n" not in after.strip(" .。)）") or _BOXED.search(after) \
+            or statement is not None and (statement.corrected or statement.hedged):
+        return None
+    rejected = set().union(*(read_statement(s, valid).rejected for s in re.split(r"(?<=[.!?。！？；;])\s+|\n", after) if s.strip()))
+    snippet = _snippet(text, cue.start(), read.end + 1)
+    if not rejected & set(read.letters):
+        return read.letters, f"answer-first: {snippet!r}, the lines after it explain"
+    asserted = "".join(sorted(statement.asserted - rejected)) if statement is not None else ""
+    if asserted and not set(asserted) & set(read.letters):
+        return asserted, f"disowned: {snippet!r} rejected later; the final statement asserts {asserted}"
+    return None, f"ambiguous: the stated answer {read.letters} is rejected later ({snippet!r})"
+
+
 def extract_choice(response: str, choices: Sequence[str] = (), n_gold: int = 1) -> tuple[str | None, str]:
     """The option letters chosen in `response` (sorted, e.g. "C" or "AD"), or None, and why.
 
@@ -425,6 +450,9 @@ def extract_choice(response: str, choices: Sequence[str] = (), n_gold: int = 1) 
         return None, "no choice letter found: empty answer"
     valid = _valid_letters(choices)
     statement = _final_statement(text, valid)
+    stated = _stated_before(text, valid, statement)
+    if stated is not None:
+        return stated
     decided = _rule_statement(statement, n_gold)
     if decided is not None:
         return decided

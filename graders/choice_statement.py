@@ -138,9 +138,9 @@ MAX_STATEMENT_CHARS = 600      # a final statement is a sentence or two, not a p
 MAX_MENTIONS = 12              # more letters than that is a list of options, not a statement
 
 
-# the prose reader's negations that follow what they deny ('wrong', 'falsch', 'yanlış'), the words
-# written with spaces only: a glued one ('错') is also a part of other words ('没错', correct)
-SPACED_NEGATE_AFTER = tuple(w for w in words.NEGATE_AFTER if not w.startswith("~"))
+# the negations that follow what they deny ('wrong', 'falsch', 'yanlış', '不对'), but a glued one of one
+# character ('错'), which is also a part of other words ('没错', correct)
+SPACED_NEGATE_AFTER = tuple(w for w in words.NEGATE_AFTER if not w.startswith("~") or len(w) > 2)
 
 
 def _clause_end(text: str, pos: int) -> int:

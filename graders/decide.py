@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from .clauses import MAX_STATEMENT, Reading, correction_at, read_statement
 from .region import sentences
-from .words import CONCLUDE, find, is_letter
+from .words import CONCLUDE, CONTRAST, find, is_letter
 
 
 # --- the final statement of a response ----------------------------------------------------------
@@ -122,6 +122,31 @@ def corrected_after(text: str, reading: Reading) -> Reading | None:
                 return None
             return later
     return None
+
+
+def disowned_after(text: str, reading: Reading) -> Reading | None:
+    """A stated answer that later sentences reject ('The answer is 12. … 12 is wrong.') or question
+    (its value again after a contrast: '12 × 3 = 36, but the total should be 39, so 12 falls short.'):
+    the final statement of those sentences when it asserts another value ('39 / 3 = 13'); for a
+    rejected value with no other one stated, a reading that only rejects ('negated'). None: the
+    stated answer stands (a check that confirms it, an explanation)."""
+    if reading.kind != "one" or not text.strip():
+        return None
+    value, rejected, questioned = reading.asserted[0].value, False, False
+    for start, end in sentences(text[:4 * MAX_STATEMENT]):
+        sentence = text[start:end]
+        later = read_statement(sentence)
+        if later is None:
+            continue
+        rejected = rejected or any(v.negated and v.value == value for v in later.values)
+        turns = [m.end() for m in find(CONTRAST, sentence)]
+        questioned = questioned or bool(turns) and any(v.value == value and v.start >= turns[0] for v in later.values)
+    if not (rejected or questioned):
+        return None
+    final = read_final(text)
+    if final is not None and final.kind == "one" and final.asserted[0].value != value:
+        return final
+    return Reading("negated", reading.values, reading.statement) if rejected else None
 
 
 # a line that opens with a label: a few words and a colon ('In short:', 'Also nochmal:', '**Result:**')

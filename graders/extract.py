@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from .normalise import vulgar_fractions
 from .clauses import Reading, read_statement
-from .decide import corrected_after, read_final, restated_after
+from .decide import corrected_after, disowned_after, read_final, restated_after
 from .numbers import GLUED_SCALE, SCALE_WORD_RE, SCALE_WORDS
 from .words import (ADJUNCT_BEFORE, AND, APPROX, CHECK, COMMENT, CONCLUDE, CONDITION, COPULA, MODAL, NEGATE_BEFORE, OR,
                     OR_BETWEEN_VALUES, PREPOSITION, PRONOUN, QUESTION, REASON, alternation, spaced)
@@ -242,8 +242,8 @@ def _read_cue(text: str, match: re.Match, how: str) -> Extraction | None:
     reading = read_statement(text[match.start(): end])
     if reading is None or reading.kind == "none":
         return None
-    correction = corrected_after(text[end:], reading)
-    return _from_reading(correction or restated_after(text[end:], reading) or reading, how)
+    later = corrected_after(text[end:], reading) or disowned_after(text[end:], reading)
+    return _from_reading(later or restated_after(text[end:], reading) or reading, how)
 
 
 def _extract_answer(response: str, several: bool = False, numeric: bool = False) -> tuple[str | None, str] | Extraction:
@@ -270,7 +270,7 @@ def _extract_answer(response: str, several: bool = False, numeric: bool = False)
     cue = found[-1] if found else None
     stated = cue is not None and bool(clean_tail(text[cue.end():]))
     data = json_answer(text)
-    if data is not None and (not boxes or data[0] > boxes[-1][1]) and (cue is None or data[0] >= cue.start() or not stated):
+    if data is not None and (not boxes or data[0] > boxes[-1][1]) and (cue is None or cue.start() < data[1] or not stated):
         if data[2] is None or not data[2]:  # {"answer": null}
             return Extraction(None, "json", refusal='the JSON "answer" field is empty')
         return data[2], "json"

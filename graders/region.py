@@ -201,6 +201,7 @@ def find_all_boxed(text: str, limit: int = 32) -> list[tuple[int, int, str]]:
 
 MAX_JSON = 10_000          # characters of one JSON object that are parsed
 JSON_TRIES = 8             # objects tried, from the last one back
+_LATEX_IN_JSON_RE = re.compile(r"(?<!\\)\\(?=[a-zA-Z]{2})")
 
 
 def json_answer(text: str) -> tuple[int, int, str | None] | None:
@@ -224,6 +225,12 @@ def json_answer(text: str) -> tuple[int, int, str | None] | None:
             continue
         if not isinstance(value, dict):
             continue
+        raw = text[start:start + stop]
+        if _LATEX_IN_JSON_RE.search(raw):  # '"\\frac{3}{4}"' written with one backslash: LaTeX, not '\\f'
+            try:
+                value = decoder.raw_decode(_LATEX_IN_JSON_RE.sub(r"\\\\", raw))[0]
+            except ValueError:
+                pass
         for key, field in value.items():
             if isinstance(key, str) and re.fullmatch(r"(?:final[ _]?)?answer", key, re.I) \
                     and (field is None or isinstance(field, (str, int, float)) and not isinstance(field, bool)):
@@ -284,6 +291,9 @@ def cues(text: str, joined: bool = True) -> list[re.Match]:
     out = []
     for m in _cue_matches(text):
         glued_noun = m.group("glued")
+        if glued_noun and any(text.startswith(w[1:], m.start()) for w in glued(OPTION) if w[1:].startswith(glued_noun)
+                              and len(w) > len(glued_noun) + 1):
+            continue  # '选项D': the noun 选项 (option), not the verb 选 (choose)
         if glued_noun and (_NEGATED_BEFORE.search(text, 0, m.start()) or not m.group("join") and (
                 joined or len(glued_noun) < 2 and not any(w[1:] == glued_noun for w in CHOOSE))):
             continue

@@ -87,3 +87,81 @@ def test_near_misses_of_another_name_stay_apart(answer, gold):
     # 'xy = x^2' holds on the whole y-axis, 'y = x' does not; half a circle is not the circle; v(0)
     # is renamed only where v is also a function; c beside C is a second constant
     assert said(gold, f"$$\\boxed{{{answer}}}$$") is not True
+
+
+# --- kind 1: the answer inside a JSON object, or on the line after its cue ------------------------
+
+BOXES = "There are 9 boxes and each box holds 3 pens, so 9 × 3 = 27 pens.\n\n"
+
+
+@pytest.mark.parametrize("ending", [
+    'The final answer is:\n\n```json\n{"reasoning": "9 boxes of 3", "answer": "27"}\n```',
+    '```json\n{\n  "steps": ["9 boxes", "3 pens each"],\n  "answer": 27\n}\n```',
+    '{"final_answer": "27", "confidence": "high"}',
+    "#### Final Answer\n27",
+])
+def test_a_json_answer_field_or_the_line_after_a_cue(ending):
+    assert said("27", BOXES + ending, "numeric") is True
+    assert said("26", BOXES + ending, "numeric") is not True
+
+
+def test_the_json_answer_field_is_read_not_its_reasoning():
+    reply = BOXES + '```json\n{"reasoning": "27 would be 9 x 3, but one box is empty", "answer": "24"}\n```'
+    assert said("27", reply, "numeric") is not True and said("24", reply, "numeric") is True
+    empty = grade("27", BOXES + '```json\n{"answer": null}\n```', "numeric")
+    assert empty.equal is not True and empty.extracted is None and "JSON" in empty.reason
+
+
+def test_a_json_object_is_parsed_by_the_standard_library_bounded():
+    from evalsuite.graders.region import MAX_JSON, json_answer
+    assert json_answer('x {"answer": "5", "a": {"answer": "6"}} y')[2] in ("5", "6")
+    huge = '{"answer": "5", "pad": "' + "x" * (2 * MAX_JSON) + '"}'
+    assert json_answer(huge) is None  # larger than the bound: not parsed
+    assert json_answer('{"answer": true}') is None and json_answer("{not json}") is None
+    # LaTeX written with one backslash inside a JSON string ('\\f' would be a form feed)
+    assert said("\\frac{3}{4}", 'Here it is:\n{"answer": "\\frac{3}{4}", "work": "x^2 = 9"}') is True
+
+
+# --- kind 2: the answer stated first, then the explanation of the other options ---------------------
+
+LETTERS = ["1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("reply,gold,other", [
+    ("答案：B\n\n解析：选项A中的说法不对，故A错误；选项C与题意不符，C错误；选项D也不满足条件。", "B", "C"),
+    ("Answer: C\n\nExplanation: Option A mixes up cause and effect. Option B overstates the passage's claim, "
+     "and D brings in something the author never says.", "C", "B"),
+    ("The correct choice is C.\n\nA would require the current to double, B ignores the resistance, and D has the wrong unit.", "C", "B"),
+])
+def test_an_answer_stated_first_is_not_undone_by_its_explanation(reply, gold, other):
+    assert said(gold, reply, "choice", choices=LETTERS) is True
+    assert said(other, reply, "choice", choices=LETTERS) is not True
+
+
+# --- kind 6: a stated answer disowned later ----------------------------------------------------------
+
+OPTS10 = [str(n) for n in range(10, 20)]
+
+
+@pytest.mark.parametrize("reply,kind,choices,disowned,final", [
+    ("The answer is (G).\n\nLet me double-check G: if it were 16, the remainder would be 4, which fails the second "
+     "condition. So G does not work after all; the value must be 17, which is (H).", "choice", OPTS10, "G", "H"),
+    ("The answer is B.\n\nHmm, on reflection B can't be it: the passage says the opposite. Going back over the options, "
+     "D fits best.", "choice", LETTERS, "B", "D"),
+    ("The answer is 12.\n\nVerifying: 12 × 3 = 36, but the total should be 39, so 12 falls short. "
+     "Redoing the division, 39 / 3 = 13 per bag.", "numeric", (), "12", "13"),
+    ("The answer is 12.\n\nChecking: 12 × 3 = 36, so 12 is wrong. The bags hold 39 in all.", "numeric", (), "12", None),
+])
+def test_a_stated_answer_disowned_later_is_not_given(reply, kind, choices, disowned, final):
+    assert said(disowned, reply, kind, choices=choices) is not True
+    if final is not None:
+        assert said(final, reply, kind, choices=choices) is True
+
+
+@pytest.mark.parametrize("reply,kind,choices,gold", [
+    ("The answer is (G).\n\nChecking G: 16 leaves a remainder of 1 when divided by 3, exactly as required. So (G) holds.",
+     "choice", OPTS10, "G"),
+    ("The answer is 12.\n\nVerifying: 12 × 3 = 36, and 36 is indeed the total. ✓", "numeric", (), "12"),
+])
+def test_a_check_that_confirms_the_stated_answer_keeps_it(reply, kind, choices, gold):
+    assert said(gold, reply, kind, choices=choices) is True

@@ -1,6 +1,6 @@
 """Chinese function words and numerals, by role ('~': written without spaces, matched anywhere)."""
 NEGATE_BEFORE = ("~不是", "~并非", "~並非", "~并不是", "~並不是", "~而不是", "~而非", "~不等于", "~不等於", "~不会是", "~不會是")
-NEGATE_AFTER = ("~错", "~錯", "~错误", "~不对", "~不對", "~不正确", "~不符合")
+NEGATE_AFTER = ("~错", "~錯", "~错误", "~不对", "~不對", "~不正确", "~不符", "~不满足")
 NOT_NEGATION = ("~不仅", "~不僅", "~不只")
 NO = ("~不", "~非", "~未", "~别", "~勿")
 EXCLUDE = ("~排除", "~不选", "~不应选", "~不能选", "~除了")

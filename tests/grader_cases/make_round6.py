@@ -75,7 +75,10 @@ for tpl in ["【答案】{a}\n【解析】A项把时间说反了，排除；B项
             "选{a}。\n解析：A项“所有”说法绝对；B项无中生有；D项曲解文意。"]:
     add(A, "answer-first", "C", tpl.replace("{a}", "C"), True, "choice", LETTERS4)
     add(A, "answer-first", "B", tpl.replace("{a}", "C"), False, "choice", LETTERS4)
-twin(A, "answer-first", "答案：{a}\n解析：小明每组放3个，一共5组，3×5=15个，而不是12个。", "15", "12", "numeric")
+# (the near miss states 12 and then rejects it for 15: labelled unequal when written, it is the reply
+# disowning its stated answer; relabelled equal after first sight, see docs/graders.md)
+add(A, "answer-first", "15", "答案：15\n解析：小明每组放3个，一共5组，3×5=15个，而不是12个。", True, "numeric")
+add(A, "answer-first", "15", "答案：12\n解析：小明每组放3个，一共5组，3×5=15个，而不是12个。", True, "numeric")
 add(A, "answer-first", "AC", "答案：AC\n解析：B项错误，因为该反应不可逆；D项错误，条件不足。", True, "choice", LETTERS4)
 add(A, "answer-first", "A", "答案：AC\n解析：B项错误，因为该反应不可逆；D项错误，条件不足。", False, "choice", LETTERS4)
 
