@@ -421,8 +421,9 @@ def _stated_before(text: str, valid: str, statement: Statement | None) -> Decisi
     read = _read_group(text, cue.end(), valid)
     after = text[read.end:]
     if read.alternatives or read.cut or "\n" not in after.strip(" .。)）") or _BOXED.search(after) \
-            or statement is not None and (statement.corrected or statement.hedged):
-        return None
+            or statement is not None and (statement.corrected or statement.hedged) \
+            or _lone_letter_line_after(text, read.end, valid) not in (None, read.letters):
+        return None  # (a later line of one other letter: two final answers, the cue rule says so)
     rejected = set().union(*(read_statement(s, valid).rejected for s in re.split(r"(?<=[.!?。！？；;])\s+|\n", after) if s.strip()))
     snippet = _snippet(text, cue.start(), read.end + 1)
     if not rejected & set(read.letters):
