@@ -37,13 +37,14 @@ def unescape(text: str) -> str:
 
 
 def grade(gold: str, response: str | None, kind: str | None = None, *, choices: Sequence[str] = (),
-          deadline_s: float | None = None) -> Verdict:
+          deadline_s: float | None = None, rounded_golds: bool = False) -> Verdict:
     """Is `response` (a bare answer or a whole model response) the same answer as `gold`?
 
     `gold` may be a bare answer or an answer key written as a short solution. `choices` (the
     option texts, in letter order) help read a choice answer. All sympy work of one call
     shares one deadline, `deadline_s` (default sandbox.DEFAULT_DEADLINE_S, env
-    EVALSUITE_GRADER_TIMEOUT); past it the verdict is undecided.
+    EVALSUITE_GRADER_TIMEOUT); past it the verdict is undecided. `rounded_golds`: the golds written
+    with decimals are rounded values (a pack's or a file's policy; maths stays exact by default).
     """
     from . import sandbox
 
@@ -91,10 +92,12 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
             return Verdict(False, None, "none", f"no number in the answer ({how})", how)
         answer, how = word, "number-word"
     with sandbox.deadline(deadline_s):
-        v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric")
+        v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric",
+                              rounded_golds=rounded_golds)
         if v.equal is not True and found.second is not None:
             # '10.066 Gläser': a dot between thousands where the language writes it so
-            second = grade_math_answer(gold_text, found.second, how, response, percent_strict=requested_kind != "numeric")
+            second = grade_math_answer(gold_text, found.second, how, response, percent_strict=requested_kind != "numeric",
+                                       rounded_golds=rounded_golds)
             if second.equal is True:
                 v = replace(second, reason=f"{second.reason} [the dot read as a thousands separator: {answer} -> {found.second}]")
     if found.note:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import replace
+from typing import Any
 
 from .extract import extract_last_number, last_sentence_math, prepare_numbers, scaled_number
 from .numbers import SCALE_WORDS
@@ -105,11 +106,14 @@ def gold_decimal_comma(gold: str, text: str) -> str | None:
     return None
 
 
-def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True) -> Verdict:
-    """`percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
+def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True,
+                      rounded_golds: bool = False) -> Verdict:
+    """`rounded_golds`: a gold written with decimals is a rounded value (a pack or a user's file says
+    so): an answer that rounds to it at its own last place counts (see rounds_to).
+    `percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
     10). A pack that asks for kind="numeric" (GSM8K: golds are bare numbers, answers keep their
     signs) compares the number instead."""
-    from .equivalence import compare
+    from .equivalence import Decision, compare
     from .structure import Expr, Items, parse_value
 
     if answer.strip() == gold.strip():
@@ -187,10 +191,42 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
         if approx is not None and approx.equal is True:
             decision = approx
             note += f" [the value after the approximation sign, {a_norm.approx}]"
+    if decision.equal is not True and rounded_golds and isinstance(answer_value, Expr):
+        place = rounds_to(g_norm.text, answer_value)
+        if place is not None:
+            decision = Decision(True, "numeric", f"rounds to the gold at its last place ({place}; the golds are rounded)")
     reason = decision.reason + note
     if how == "last-number":
         reason += " [answer taken from the last number in the response: no marked final answer]"
     return verdict(decision.equal, answer, decision.method, reason, how)
+
+
+# a decimal gold ('20.39', '-4.5') or one in scientific notation ('6.2\\times 10^{-3}'): its last place
+ROUNDED_GOLD_RE = re.compile(r"(-?\d+)\.(\d+)|(-?\d+)(?:\.(\d+))?\s*(?:\\times|\\cdot)\s*10\s*\^\s*\{?\s*(-?\d+)\s*\}?")
+
+
+def rounds_to(gold: str, answer: Any) -> str | None:
+    """The gold's last place ('0.01') when the answer's exact value is within half of it of the gold
+    (20.385 rounds to 20.39, 4.47 to 4.5; 4.44 does not); None otherwise, and for an integer gold
+    (12.4 is never 12: only golds written with decimals are rounded ones)."""
+    from fractions import Fraction
+
+    from .parse import exact_value
+
+    m = ROUNDED_GOLD_RE.fullmatch(gold.strip())
+    value = exact_value(answer.node)
+    if m is None or value is None:
+        return None
+    if m.group(2) is not None:
+        digits, exponent = m.group(1) + "." + m.group(2), 0
+        places = len(m.group(2))
+    else:
+        digits, exponent, places = m.group(3) + ("." + m.group(4) if m.group(4) else ""), int(m.group(5)), len(m.group(4) or "")
+        if not places:
+            return None
+    place = Fraction(10) ** (exponent - places)
+    target = Fraction(digits) * Fraction(10) ** exponent
+    return str(float(place)) if abs(value - target) <= place / 2 else None
 
 
 # a letter standing for an unknown beside an operator or a coefficient ('x + y', '2x', '3 * n')

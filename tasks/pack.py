@@ -78,6 +78,9 @@ class Pack:
     # what the pack reads under a data folder (`evalsuite tasks` says whether it is there);
     # () for a pack with no data files, None for one that does not say
     data_paths: tuple[str, ...] | None = None
+    # the golds written with decimals are rounded values (physics, astronomy): grade() with
+    # rounded_golds=True accepts an answer that rounds to the gold at its last place; maths stays exact
+    rounded_golds: bool = False
 
     def template_hash(self, fewshot: int = 0) -> str:
         return hashlib.sha256(f"{self.template}\x00fewshot={fewshot}".encode()).hexdigest()[:16]

@@ -165,3 +165,30 @@ def test_a_stated_answer_disowned_later_is_not_given(reply, kind, choices, disow
 ])
 def test_a_check_that_confirms_the_stated_answer_keeps_it(reply, kind, choices, gold):
     assert said(gold, reply, kind, choices=choices) is True
+
+
+# --- kind 7: rounded decimal golds, a policy --------------------------------------------------------
+
+@pytest.mark.parametrize("gold,answer,rounded", [
+    ("20.39", "20.385", True), ("4.5", "4.47", True), ("6.2\\times 10^{-3}", "0.00618", True),
+    ("20.39", "20.385", False), ("4.5", "4.47", False), ("4.5", "4.44", True), ("12", "12.4", True), ("12.4", "12", True),
+])
+def test_rounded_golds_are_a_policy_and_maths_stays_exact(gold, answer, rounded):
+    expected = rounded and (gold, answer) in (("20.39", "20.385"), ("4.5", "4.47"), ("6.2\\times 10^{-3}", "0.00618"))
+    assert said(gold, f"The answer is {answer}.", rounded_golds=rounded) is expected
+
+
+def test_a_users_file_declares_its_golds_rounded(tmp_path):
+    import json
+
+    from evalsuite.tasks import open_pack
+    from evalsuite.tasks.pack import LoadOptions
+
+    (tmp_path / "q.jsonl").write_text(json.dumps({"question": "Flux?", "answer": "20.39"}) + "\n", encoding="utf-8")
+    (tmp_path / "q.toml").write_text('data = "q.jsonl"\nkind = "numeric"\nrounded_golds = true\n', encoding="utf-8")
+    (tmp_path / "exact.toml").write_text('data = "q.jsonl"\nkind = "numeric"\n', encoding="utf-8")
+    for name, expected in (("q.toml", True), ("exact.toml", False)):
+        pack = open_pack(str(tmp_path / name))
+        item = pack.load(LoadOptions())[0]
+        assert pack.rounded_golds is expected
+        assert pack.grade(item, "The answer is 20.385").equal is expected
