@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from . import region, words
-from .choice_statement import ARTICLE_A, Statement, final_sentences, latin_lookalikes, read_statement
+from .choice_statement import ARTICLE_A, CORRECTION, Statement, final_sentences, latin_lookalikes, read_statement
 
 __all__ = ["extract_choice", "MAX_RESPONSE_CHARS"]
 
@@ -248,13 +248,37 @@ def _rule_boxed(text: str, valid: str) -> Decision | None:
     return None
 
 
+def _cycles(text: str, cues: list[re.Match], valid: str, choices: Sequence[str]) -> str | None:
+    """A reply that names different options under its last answer cues with no correction between
+    them ('选择：C … 选择：D … 选择：C', a loop through the options): the letters it names, else None."""
+    named = []
+    for match in cues[-4:]:
+        read = _read_group(text, match.end(), valid)
+        letters = read.letters if read is not None else _option_text_letter(text[match.end(): match.end() + 300].split("\n")[0],
+                                                                            choices)
+        if letters:
+            named.append((match, letters))
+    if len(named) < 3 or len({letters for _, letters in named}) < 2:
+        return None
+    if CORRECTION.search(text, named[-2][0].end(), named[-1][0].start()):
+        return None  # 'The answer is C. … incorrect. The correct answer is D.': the last one corrects
+    return ", ".join(dict.fromkeys(letters for _, letters in named))
+
+
 def _rule_answer_cue(text: str, valid: str, choices: Sequence[str]) -> Decision | None:
     cues = sorted(region.cues(text, joined=False) + list(_CONCLUDE_LETTER.finditer(text)), key=lambda m: m.end())
+    cycled = _cycles(text, cues, valid, choices)
+    if cycled is not None:
+        return None, f"ambiguous: the last answer cues name different options ({cycled})"
     reads = []  # (cue match, letters read) from the last cue backwards, while they follow each other
     for match in reversed(cues):
         if match.end() == match.start():
             continue
         read = _read_group(text, match.end(), valid)
+        if read is not None and _lists_options_after(text, match.end(), valid):
+            if not reads:  # the last cue opens the options written out ('选择：A. 熟知性', 'B. 权威性'): no choice
+                return None, f"ambiguous: the last answer cue writes the options out: {_snippet(text, match.start(), match.end() + 40)!r}"
+            continue
         if read is None and not reads:
             out_of_range = re.match(r"[(\[]?([A-Z])(?![A-Za-z0-9])", text[match.end():])
             if out_of_range and out_of_range.group(1) in LETTERS[len(valid):]:
@@ -320,11 +344,42 @@ def _ends_with_option_list(lines: list[str], valid: str) -> bool:
         line[h.end:].strip() for line, h in zip(lines[-2:], heads))
 
 
+def _option_line(line: str, valid: str, bare: bool = False) -> str | None:
+    """The letter of a line that writes out an option ('A. 冲突规范'; `bare`: also a letter alone)."""
+    read = _read_group(line + "\n", 0, valid)
+    listed = read is not None and len(read.letters) == 1 and (bare or line[read.end:].strip(" .:：、．)"))
+    return read.letters if listed else None
+
+
+def _listed_option(lines: list[str], i: int, valid: str) -> bool:
+    """Line i is one option of a list the reply writes out ('A. 冲突规范' with 'B. …' within two
+    lines of it): an echo of the options, no answer."""
+    def head(k: int, bare: bool = False) -> str | None:
+        return _option_line(lines[k], valid, bare) if 0 <= k < len(lines) else None
+    letter = head(i)
+    if letter is None:  # a bare letter cut after the option before it ('A. 加dropout层' then 'B'): the list, cut
+        bare, before = head(i, bare=True), head(i - 1)
+        return bare is not None and before is not None and ord(bare) - ord(before) == 1
+    return any(abs(ord(other) - ord(letter)) == 1 for k in (i - 2, i - 1, i + 1, i + 2) if k != i and (other := head(k)) is not None)
+
+
+def _lists_options_after(text: str, start: int, valid: str) -> bool:
+    """The letter after a cue at `start` opens a written-out option list: the next line writes out the
+    next option ('选择：A. 熟知性' then 'B. 权威性')."""
+    lines = [line.strip() for line in text[start:start + 600].split("\n")[:2]]
+    first, second = (_option_line(line, valid) for line in lines + [""] * (2 - len(lines)))
+    return first is not None and second is not None and ord(second) - ord(first) == 1
+
+
 def _rule_leading_letter(text: str, valid: str) -> Decision | None:
-    lines = _lines(text)
-    if _ends_with_option_list(lines, valid):
-        lines = lines[:1]
-    for line in ([lines[-1], lines[0]] if len(lines) > 1 else lines):
+    every = _lines(text)
+    lines = every[:1] if _ends_with_option_list(every, valid) else every
+    # a reply that writes out two options or more ('A. 硬件自动', 'B. 进栈指令…'): its option lines are an echo
+    written = {k: letter for k, line in enumerate(every) if (letter := _option_line(line, valid))}
+    echoed = len(set(written.values())) >= 2
+    for n, line in ([(len(every) - 1, lines[-1]), (0, lines[0])] if len(lines) > 1 else [(0, lines[0])] if lines else []):
+        if _listed_option(every, n, valid) or echoed and n in written:
+            continue
         if ARTICLE_A.match(line) or _NEGATED.match(line):
             continue
         read = _read_group(line + "\n", 0, valid)
@@ -354,7 +409,7 @@ def _rule_option_text(text: str, choices: Sequence[str]) -> Decision | None:
 
 def _rule_lone_letter(text: str, valid: str) -> Decision | None:
     lines = _lines(text)
-    if not lines or _ends_with_option_list(lines, valid):
+    if not lines or _ends_with_option_list(lines, valid) or _listed_option(lines, len(lines) - 1, valid):
         return None
     line = lines[-1]
     reason = _REASON.search(line)
@@ -414,10 +469,10 @@ def _stated_before(text: str, valid: str, statement: Statement | None) -> Decisi
     the stated letters ('The answer is (G). … So G does not work; … (H).'): then the stated answer
     is disowned, and the letters the final statement still asserts are the answer, or none. A final
     statement that corrects itself or hedges, or a box after the cue, leaves it to the other rules."""
-    found = [m for m in region.cues(text, joined=False) if _read_group(text, m.end(), valid) is not None]
-    if not found:
+    named = [m for m in region.cues(text, joined=False) if _read_group(text, m.end(), valid) is not None]
+    if not named or _cycles(text, named, valid, ()) or _lists_options_after(text, named[-1].end(), valid):
         return None
-    cue = found[-1]
+    cue = named[-1]
     read = _read_group(text, cue.end(), valid)
     after = text[read.end:]
     if read.alternatives or read.cut or "\n" not in after.strip(" .。)）") or _BOXED.search(after) \

@@ -163,6 +163,8 @@ def last_math(text: str) -> str | None:
         return last_math(head) if MATH_SPAN_RE.search(text[sentence_start: sentence_start + clause.start()]) \
             else last_sentence_math(head)
     after = text[last.end():]
+    if re.match(r"[ \t]*=", after):
+        return None  # '\\[|(1-i)^8|\\] = (1-i)^8 = …': the left side of working written on, not an answer
     sentence_end = re.search(r"(?<!\.[a-zA-Z])\.(?:\s|$)|\n\s*\n", after)
     if sentence_end and re.search(r"\d", after[sentence_end.end():]):
         return None
