@@ -151,6 +151,62 @@ add(A, "disowned", "13", "The answer is 12.\n\nVerifying: 12 × 3 = 36, but the 
 add(A, "disowned", "12", "The answer is 12.\n\nVerifying: 12 × 3 = 36, and 36 is indeed the total. ✓", True, "numeric")
 
 
+B = "round6_formats_b"
+APPLES = "Each crate holds 8 apples and there are 7 crates: 8 × 7 = 56 apples.\n\n"
+
+# --- json and the line after a cue, other wordings ---------------------------------------------------
+for tpl in ['Returning the result as JSON, as asked:\n\n{"Answer": "{a}"}',
+            '```\n{"explanation": "8 apples per crate times 7 crates", "final answer": {a}}\n```',
+            '<output>\n{"answer": "{a} apples", "units": "apples"}\n</output>',
+            'My answer:\n\n> {a}',
+            "**Final result**\n\n= {a} apples",
+            "ANSWER\n{a}",
+            "Hence the solution is\n\n$${a}$$"]:
+    twin(B, "json-and-cue-line", APPLES + tpl, "56", "54", "numeric")
+add(B, "json-and-cue-line", "56", APPLES + '{"answer": "not enough information"}', False, "numeric")
+
+# --- answer first, then an explanation that names the other options ---------------------------------
+for tpl, gold, other in [
+        ("Correct option: (B)\n\nReasoning: (A) confuses speed with velocity; (C) ignores friction; (D) has the wrong sign.", "B", "C"),
+        ("B is the one.\n\nA is ruled out by the second sentence, C contradicts the graph, and D overgeneralizes.", "B", "A"),
+        ("【答案】D\n【解析】A错，温度不变；B错，压强增大；C错，体积减小。", "D", "A"),
+        ("正解：C\n\n理由：Aは時期が違う。Bは地域が違う。Dは主語が違う。", "C", "B"),
+        ("Answer — A\n\nWhy not the others: B assumes a constant rate, C double counts, D drops the units.", "A", "D"),
+        ("选B。\n\n【分析】A项表述片面；C项与原文相反；D项混淆了概念。", "B", "D")]:
+    add(B, "answer-first", gold, tpl, True, "choice", LETTERS4)
+    add(B, "answer-first", other, tpl, False, "choice", LETTERS4)
+
+# --- disowned later ----------------------------------------------------------------------------------
+add(B, "disowned", "C", "Final answer: C\n\nActually, rereading the question, C only covers the first case; D covers both, so I'll go with D.",
+    False, "choice", LETTERS4)
+add(B, "disowned", "D", "Final answer: C\n\nActually, rereading the question, C only covers the first case; D covers both, so I'll go with D.",
+    True, "choice", LETTERS4)
+add(B, "disowned", "A", "I'd pick A.\n\nOn second thought A is not right, since the passage never mentions costs.", False, "choice", LETTERS4)
+add(B, "disowned", "42", "The answer is 42.\n\nHmm, 42 isn't right: I forgot the 6 that were returned. 42 + 6 = 48.", False, "numeric")
+add(B, "disowned", "48", "The answer is 42.\n\nHmm, 42 isn't right: I forgot the 6 that were returned. 42 + 6 = 48.", True, "numeric")
+add(B, "disowned", "42", "The answer is 42.\n\nQuick check: 6 × 7 = 42, which matches. ✓", True, "numeric")
+
+# --- Unicode maths, other shapes ------------------------------------------------------------------------
+for text, gold, equal in [("The side is √(50) cm.", "5\\sqrt{2}", True), ("The side is √(50) cm.", "\\sqrt{5}", False),
+                          ("Hence r = ³√4.", "\\sqrt[3]{4}", True), ("x = −3√2", "-3\\sqrt{2}", True), ("x = −3√2", "3\\sqrt{2}", False),
+                          ("The area is 4π cm².", "4\\pi", True), ("The area is 4π cm².", "2\\pi", False),
+                          ("k = 2⁵ = 32", "32", True), ("k = 2⁵ = 32", "10", False), ("So 5⁻¹ ≡ 3 (mod 7).", "3", True),
+                          ("So 5⁻¹ ≡ 3 (mod 7).", "5", False), ("f'(x) = 3x² − 2x", "3x^2-2x", True), ("f'(x) = 3x² − 2x", "3x^2+2x", False)]:
+    add(B, "unicode-maths", gold, text, equal)
+
+# --- units in the box, other shapes ---------------------------------------------------------------------
+for box, gold, equal in [("-285.8\\ \\mathrm{kJ/mol}", "-285.8", True), ("-258.8\\ \\mathrm{kJ/mol}", "-285.8", False),
+                         ("1.5 \\times 10^{-2}\\,\\mathrm{mol\\,L^{-1}}", "0.015", True), ("1.5 \\times 10^{-3}\\,\\mathrm{mol\\,L^{-1}}", "0.015", False),
+                         ("12\\,\\text{N}\\cdot\\text{m}", "12", True), ("340\\ \\mathrm{m/s}", "340", True), ("430\\ \\mathrm{m/s}", "340", False)]:
+    add(B, "units-in-box", gold, f"Therefore\n$$\\boxed{{{box}}}$$", equal)
+
+# --- notation, other shapes -------------------------------------------------------------------------------
+for answer, gold, equal in [("y = Ke^{-3t}", "y = Ce^{-3t}", False), ("P(t) = P_0 e^{0.02t}", "P(t) = P(0)e^{0.02t}", True),
+                            ("-\\cos x + c", "-\\cos x + C", True), ("\\cos x + c", "-\\cos x + C", False),
+                            ("y = \\frac{12}{x}", "xy = 12", True), ("y = \\frac{12}{x^2}", "xy = 12", False)]:
+    add(B, "notation", gold, f"$$\\boxed{{{answer}}}$$", equal)
+
+
 def write(argv: list[str]) -> int:
     status = 0
     for name, pairs in BATCHES.items():
