@@ -120,6 +120,9 @@ def corrected_after(text: str, reading: Reading) -> Reading | None:
         if later is not None and later.kind in ("one", "several", "hedge", "bound"):
             if later.kind == "one" and reading.kind == "one" and later.asserted[0].value == reading.asserted[0].value:
                 return None
+            worked = read_final(text[start:]) if end < len(text.rstrip()) else None
+            if worked is not None and worked.kind == "one" and "=" in worked.statement:
+                return worked  # 'Hmm, 42 isn't right: I forgot the 6 returned. 42 + 6 = 48.': the working reaches it
             return later
     return None
 

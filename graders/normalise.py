@@ -84,13 +84,13 @@ def vulgar_fractions(text: str) -> str:
 SUPERSCRIPTS = dict(zip("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+0123456789"))
 SUPERSCRIPT_RUN_RE = re.compile("[⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹]{2,}")
 # '√47', '2√11', '√(3)/2', '∛2': the radicand is the number, letter or bracket right after the sign
-RADICAL_RE = re.compile(r"([√∛∜])\s*(\d+(?:\.\d+)?|[A-Za-z]|\([^()]{1,200}\))")
+RADICAL_RE = re.compile(r"([³⁴]?√|∛|∜)\s*(\d+(?:\.\d+)?|[A-Za-z]|\([^()]{1,200}\))")
 
 
 def unicode_to_latex(text: str) -> str:
     text = vulgar_fractions(text)
     if "√" in text or "∛" in text or "∜" in text:
-        text = RADICAL_RE.sub(lambda m: {"√": "\\sqrt", "∛": "\\sqrt[3]", "∜": "\\sqrt[4]"}[m.group(1)]
+        text = RADICAL_RE.sub(lambda m: {"√": "\\sqrt", "∛": "\\sqrt[3]", "³√": "\\sqrt[3]", "∜": "\\sqrt[4]", "⁴√": "\\sqrt[4]"}[m.group(1)]
                               + "{" + m.group(2).removeprefix("(").removesuffix(")") + "}", text)
     text = SUPERSCRIPT_RUN_RE.sub(lambda m: "^{" + "".join(SUPERSCRIPTS[c] for c in m.group()) + "}", text)  # 10⁻³
     text = UNICODE_RE.sub(lambda m: UNICODE_MATH[m.group()], text)

@@ -238,3 +238,25 @@ def test_the_real_replies_are_read_as_they_state():
     false_positives = sum(s and not r["equal"] for s, r in zip(said_equal, rows))
     false_negatives = sum(r["equal"] and not s for s, r in zip(said_equal, rows))
     assert len(rows) == 576 and false_positives <= 2 and false_negatives <= 2  # first sight: 39 and 3
+
+
+# --- the second batch (round6_formats_b): what its first sight found ---------------------------------
+
+def test_a_later_choice_of_another_letter_takes_the_stated_one_back():
+    reply = "Final answer: C\n\nActually, rereading the question, C only covers the first case; D covers both, so I'll go with D."
+    assert said("D", reply, "choice", choices=LETTERS) is True and said("C", reply, "choice", choices=LETTERS) is not True
+
+
+def test_a_letter_called_the_one_opens_an_answer_first_reply():
+    reply = "B is the one.\n\nA is ruled out by the second sentence, C contradicts the graph, and D overgeneralizes."
+    assert said("B", reply, "choice", choices=LETTERS) is True and said("A", reply, "choice", choices=LETTERS) is not True
+
+
+def test_a_correction_followed_by_its_working_gives_the_working_s_value():
+    reply = "The answer is 42.\n\nHmm, 42 isn't right: I forgot the 6 that were returned. 42 + 6 = 48."
+    assert said("48", reply, "numeric") is True and said("42", reply, "numeric") is not True and said("6", reply, "numeric") is not True
+    assert said("16", "The answer is 14. Wait, no: it's 16.", "numeric") is True
+
+
+def test_a_cube_root_written_with_a_superscript_index():
+    assert said("\\sqrt[3]{4}", "Hence r = ³√4.") is True and said("\\sqrt{4}", "Hence r = ³√4.") is not True

@@ -32,7 +32,7 @@ CHECK = ("check", "checking", "verify", "verifying", "verification", "consider",
 APPROX = ("about", "approximately", "approx", "approx.", "roughly", "around", "or about")
 CONDITION = ("when", "where", "if", "whenever")
 QUESTION = ("Q", "Question", "Problem")
-RIGHT = ("correct", "right", "true", "answer", "best")
+RIGHT = ("correct", "right", "true", "answer", "best", "one")
 ARTICLE = ("the", "a", "an")
 PREPOSITION = ("of", "with", "from", "by", "at", "on", "into", "out", "off", "about", "than")
 PRONOUN = ("i", "you", "he", "she", "it", "we", "they", "this", "that", "these", "those", "there", "his", "her", "its", "their",
@@ -42,7 +42,7 @@ SCALE = {"hundred": 100, "thousand": 10**3, "million": 10**6, "millions": 10**6,
 ANSWER = ("answer", "answers")
 FINAL = ("final", "correct", "right", "best", "true", "most likely", "only correct")
 CHOOSE = ("i choose", "i pick", "i select", "i go with", "i would choose", "i would pick", "i would select", "i would go with",
-          "i will choose", "i will go with", "i'd choose", "i'd pick", "i'd go with")
+          "i will choose", "i will go with", "i'd choose", "i'd pick", "i'd go with", "i'll choose", "i'll pick", "i'll go with")
 CERTAIN = ("definitely", "clearly", "certainly", "obviously", "surely", "indeed")
 TURN = ("Human", "User", "USER", "Instruction", "assistant", "model", "gpt", "bot")
 GRAMMAR = "text2num"  # numbers.py reads this language's number words with text2num
