@@ -38,7 +38,7 @@ from .clauses import Reading, read_statement
 from .decide import corrected_after, disowned_after, read_final, restated_after
 from .numbers import GLUED_SCALE, SCALE_WORD_RE, SCALE_WORDS
 from .words import (ADJUNCT_BEFORE, AND, APPROX, CHECK, COMMENT, CONCLUDE, CONDITION, COPULA, MODAL, NEGATE_BEFORE, OR,
-                    OR_BETWEEN_VALUES, PREPOSITION, PRONOUN, QUESTION, REASON, alternation, spaced)
+                    OR_BETWEEN_VALUES, PREPOSITION, PRONOUN, QUESTION, REASON, alternation, known_language, spaced)
 from .region import (ANSWER_TAG_RE, CONCLUDE_CUE_RE, CUE_RE, TABLE_ANSWER_RE, ascii_digits, cues, cut_at_turn_end, find_all_boxed,
                      find_boxed, json_answer, sentences)
 
@@ -197,6 +197,7 @@ class Extraction:
     refusal: str | None = None
     note: str = ""
     second: str | None = None   # another reading of the same words ('10.066' -> '10066')
+    undecided: bool = False     # the refusal is no verdict: words the reader cannot place (the judge may read them)
 
 
 def extract_answer(response: str, several: bool = False, numeric: bool = False) -> tuple[str | None, str]:
@@ -215,11 +216,17 @@ def read_answer(response: str, several: bool = False, numeric: bool = False) -> 
     if not isinstance(found, Extraction):
         found = Extraction(*found)
     return Extraction(found.answer.replace("\uff04", "$") if found.answer is not None else None, found.how,
-                      found.refusal, found.note, found.second)
+                      found.refusal, found.note, found.second, found.undecided)
 
 
-def _from_reading(reading: Reading, how: str) -> Extraction | None:
-    """What a statement's reading gives as an extraction; None when it read nothing."""
+def _from_reading(reading: Reading, how: str, text: str = "") -> Extraction | None:
+    """What a statement's reading gives as an extraction; None when it read nothing. A statement
+    with words around its values in a response written in no language the function words know
+    ('Jibu si 14.'): undecided, never asserted (`text`: the response, whose language is judged)."""
+    if reading.kind in ("one", "several") and text and not known_language(text) and unplaced_words(reading):
+        shown = reading.statement.strip()[:200]
+        return Extraction(None, how, refusal=f"undecided: words this reader cannot place around the values: {shown!r}",
+                          undecided=True)
     if reading.kind in ("one", "several"):
         return Extraction(reading.answer, how, note=reading.note, second=reading.second)
     shown = reading.statement.strip()[:200]
@@ -235,6 +242,14 @@ def _from_reading(reading: Reading, how: str) -> Extraction | None:
     return None
 
 
+def unplaced_words(reading: Reading) -> bool:
+    """The statement holds two words or more besides its values and the units right after them."""
+    text = reading.statement
+    for v in sorted(reading.values, key=lambda v: -v.start):
+        text = text[:v.start] + " " + text[v.end + len(v.unit) + 1:]
+    return len(re.findall(r"[^\W\d_]{2,}", text)) >= 2
+
+
 def _read_cue(text: str, match: re.Match, how: str) -> Extraction | None:
     """The words after an answer cue read as a statement (from the cue to the end of its
     sentence); a later sentence that corrects it wins. None when they hold maths or nothing."""
@@ -245,7 +260,7 @@ def _read_cue(text: str, match: re.Match, how: str) -> Extraction | None:
     if reading is None or reading.kind == "none":
         return None
     later = corrected_after(text[end:], reading) or disowned_after(text[end:], reading)
-    return _from_reading(later or restated_after(text[end:], reading) or reading, how)
+    return _from_reading(later or restated_after(text[end:], reading) or reading, how, text)
 
 
 def _extract_answer(response: str, several: bool = False, numeric: bool = False) -> tuple[str | None, str] | Extraction:
@@ -324,7 +339,7 @@ def _extract_answer(response: str, several: bool = False, numeric: bool = False)
     if labelled is not None:
         return labelled, "last-sentence"
     if reading is not None:
-        read = _from_reading(reading, "statement")
+        read = _from_reading(reading, "statement", text)
         if read is not None:
             return read
         if reading.kind == "none" and reading.statement:  # an answer in words that are not read

@@ -70,7 +70,7 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     found = read_answer(response, several=several, numeric=numeric)
     answer, how = found.answer, found.how
     if found.refusal:  # (its words are in the reason: what is shown as extracted is a value or nothing)
-        return Verdict(False, None, "none", found.refusal, how)
+        return Verdict(None if found.undecided else False, None, "none", found.refusal, how)
     if answer is None:
         return Verdict(False, None, "none", "no answer found in the response", how)
     if len(answer) > MAX_ANSWER_CHARS:  # refused before any regex or parse sees it

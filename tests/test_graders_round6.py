@@ -260,3 +260,19 @@ def test_a_correction_followed_by_its_working_gives_the_working_s_value():
 
 def test_a_cube_root_written_with_a_superscript_index():
     assert said("\\sqrt[3]{4}", "Hence r = ³√4.") is True and said("\\sqrt{4}", "Hence r = ³√4.") is not True
+
+
+# --- a statement in a language the function words do not know: undecided, never asserted ----------
+
+SWAHILI = ("Swali hili linahusu mayai ya bata. Kila siku bata hutaga mayai kumi na sita, halafu Janeti hula mayai matatu "
+           "asubuhi na huoka mikate kwa mayai manne. ")
+
+
+def test_a_statement_in_an_unknown_language_is_undecided_not_asserted():
+    # 'Jibu si 14' is 'the answer is not 14': main read 14 and said equal
+    for ending in ("Jibu si 14.", "Jibu ni 14."):
+        v = grade("14", SWAHILI + ending, "numeric")
+        assert v.equal is None and "cannot place" in v.reason
+    assert said("14", SWAHILI + "14") is True  # a bare value needs no words placed
+    assert said("18", "Janet sells 16 - 3 - 4 = 9 duck eggs a day.\nShe makes 9 * 2 = $18 every day at the market.\n"
+                      "Η απάντηση είναι 18 δολάρια.", "numeric") is True  # the working's language is known

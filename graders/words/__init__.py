@@ -65,6 +65,20 @@ def placed(word: str) -> bool:
     return word.lower() in PLACED
 
 
+def known_language(text: str) -> bool:
+    """Whether the text may be read by these function words: False only for a text of twenty words
+    or more, in a script written with spaces, none of whose last 400 words of three letters or more
+    any role places (a
+    response in a language graders/words/ has no module for). Such a response is read as undecided
+    where its statement holds words around its values; a short text or a script without spaces is
+    not judged."""
+    tail = text[-4000:]
+    if any(unicodedata.category(c) == "Lo" for c in tail):
+        return True
+    spaced = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", tail)[-400:]
+    return len(spaced) < 20 or any(len(w) > 2 and placed(w) for w in spaced)  # ('si', 'ya': too short to tell)
+
+
 def numbers(grammar: str) -> dict:
     """The number words of every language read by `grammar` ('slavic', 'malay', 'generic')."""
     return {w: v for m in LANGUAGES.values() if getattr(m, "GRAMMAR", "") == grammar for w, v in m.NUMBERS.items()}
