@@ -1,7 +1,6 @@
 """Spanish function words, by role."""
 NEGATE_BEFORE = ("no", "nunca", "en lugar de", "en vez de")
-NEGATE_AFTER = ("no es correcto", "no es correcta", "no es la respuesta", "incorrecto", "incorrecta", "equivocado", "falsa",
-                "falso")
+NEGATE_AFTER = ("no es correcto", "no es correcta", "no es la respuesta", "incorrecto", "incorrecta", "equivocado", "falsa", "falso")
 NOT_NEGATION = ("no solo", "no sólo")
 OR = ("o", "u", "ó")
 RANGE_START = ("entre",)

@@ -1,7 +1,6 @@
 """French function words, by role."""
 NEGATE_BEFORE = ("pas", "non", "jamais", "plutôt que", "au lieu de", "et non")
-NEGATE_AFTER = ("n'est pas correct", "n'est pas juste", "n'est pas la bonne réponse", "faux", "fausse", "erroné",
-                "incorrecte", "incorrect")
+NEGATE_AFTER = ("n'est pas correct", "n'est pas juste", "n'est pas la bonne réponse", "faux", "fausse", "erroné", "incorrecte", "incorrect")
 NOT_NEGATION = ("non seulement",)
 NO = ("non",)
 OR = ("ou", "soit")

@@ -34,4 +34,4 @@ NUMBERS = {
     **dict.fromkeys(("tysiąc", "tysiące", "tysięcy"), ("scale", 10**3)),
     **dict.fromkeys(("milion", "miliony", "milionów"), ("scale", 10**6)),
 }
-AMBIGUOUS = ("sto",)  # Italian 'sto' (I am): alone it counts only in a hedge
+AMBIGUOUS = ("sto",)

@@ -23,4 +23,4 @@ NUMBERS = {**{w: ("digit", v) for w, v in {"một": 1, "mốt": 1, "hai": 2, "ba
            "mười": ("fixed", 10), "mươi": ("times", 10), "trăm": ("times", 100),
            **{w: ("scale", v) for w, v in {"nghìn": 1000, "ngàn": 1000, "triệu": 10**6, "tỷ": 10**9, "tỉ": 10**9}.items()},
            "linh": ("filler", 0), "lẻ": ("filler", 0)}
-AMBIGUOUS = ("hai", "ba")  # Italian 'hai' (you have), the article-like 'ba': alone they count only in a hedge
+AMBIGUOUS = ("hai", "ba")
