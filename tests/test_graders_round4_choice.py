@@ -4,12 +4,7 @@ hypothesis and tests/grader_cases/choice_generators.py), each of which failed on
 before this round (first sight 68.4% of 607 generated answers, docs/graders.md "Choice
 letters: negated and corrected").
 
-Regression tests of the lexicons, not tests of generalisation: 243 of the 256 contrast, hedge,
-bound and correction templates of tests/answer_shapes.py, and every template of
-tests/grader_cases/choice_generators.py, use a word of graders/words/ (issue 43). They are marked
-`lexicon_regression` (`pytest -m "not lexicon_regression"` leaves them out); the estimate for
-replies written elsewhere comes from the first-sight batches and the real replies
-(tests/grader_cases/round6_*.jsonl, smollm2_real.jsonl).
+A regression test of the lexicons, not of generalisation: see tests/test_graders_answer_shapes.py.
 """
 from __future__ import annotations
 
