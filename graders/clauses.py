@@ -467,17 +467,18 @@ def _mark_premises(text: str, values: list[Value]) -> list[Value]:
 _JOINING = (OR, AND, CONTRAST, CORRECTION, NEGATE_BEFORE, NEGATE_AFTER, CONCLUDE, REASON, COMMENT, NO)
 
 
-def _predicate_in(text: str, unit: str = "") -> bool:
+def _predicate_in(text: str, unit: str = "", known: bool = True) -> bool:
     """A gap between values, within one clause, holds a copula ('is', '等于') or a word no role
     places (one: a verb, whatever it is: 'make', 'hold'), besides the unit of the value before it, and no
-    word that joins or opposes values ('and', 'or', 'but', 'not')."""
+    word that joins or opposes values ('and', 'or', 'but', 'not'). `known`: the sentence's language
+    is known (two words of it placed), else only a copula is a predicate."""
     if any(char_kind(c) in ("clause", "end") for c in text) or any(find(words, text) for words in _JOINING):
         return False
     tokens = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", text)
     if unit and tokens and tokens[0] == unit.split()[0]:
         tokens = tokens[1:]
     unplaced = [t for t in tokens if not placed(t) and not any(unicodedata.category(c) == "Lo" for c in t)]
-    return bool(find(COPULA, text)) or len(unplaced) == 1  # two unplaced words: words of a language it does not know
+    return bool(find(COPULA, text)) or known and len(unplaced) == 1  # two unplaced: a language it does not know
 
 
 def _subject_terms(text: str, values: list[Value]) -> list[Value]:
@@ -485,19 +486,19 @@ def _subject_terms(text: str, values: list[Value]) -> list[Value]:
     by units and function words only, then a predicate, then one value: the values before it are the
     subject's terms (working). No verb list: the predicate is a copula or a word no role places; a
     word right before the subject's first value must be placed ('She bought 3 …' is no subject)."""
-    tokens = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", text)
-    if any(v.alternative for v in values) or sum(placed(t) for t in tokens) < 2:
-        return values  # (a sentence with fewer than two words the lexicons place: its language is not known)
+    if any(v.alternative for v in values):
+        return values
+    known = sum(placed(t) for t in re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", text)) >= 2
     for k in range(len(values) - 1, 0, -1):
         before = [v for v in values[:k] if not v.working]
         after = {v.value for v in values[k:] if not (v.working or v.negated or v.bound or v.weak)}
         if not before or all(v.weak for v in before) or len(after) != 1 \
-                or not _predicate_in(text[values[k - 1].end:values[k].start], values[k - 1].unit):
+                or not _predicate_in(text[values[k - 1].end:values[k].start], values[k - 1].unit, known):
             continue
         lead = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", text[:before[0].start])
         gaps = [text[a.end:b.start] for a, b in zip(values[:k], values[1:k])]
         if find(COPULA, text[:before[0].start]) or lead and not placed(lead[-1]) \
-                or any(_predicate_in(g, a.unit) for g, a in zip(gaps, values)):
+                or any(_predicate_in(g, a.unit, known) for g, a in zip(gaps, values)):
             return values  # a predicate before the subject's values ('She bought 3 …'): not a subject
         return [replace(v, working=True) if v.end <= values[k - 1].end and not v.negated else v for v in values]
     return values
