@@ -64,6 +64,7 @@ class Case:
     group: str = ""          # the answer shape it tests (GROUPS), or earlier/<file name>
     shape: str | None = None  # for wrong answers: the false-positive shape it is an instance of
     choices: tuple[str, ...] = ()  # option texts in letter order (JSONL "choices"), passed to grade()
+    first_sight: object = "absent"  # a batch's verdict before any change for it (JSONL "first_sight")
 
 
 def load_cases(folder: Path = CASES_DIR) -> list[Case]:
@@ -122,7 +123,7 @@ def load_jsonl(path: Path) -> list[Case]:
         if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
             raise ValueError(f"{path.name}:{n}: choices must be a list of strings")
         cases.append(Case(path.stem, n, gold, response, equal, row.get("kind"),
-                          row.get("group") or path.stem, row.get("shape"), tuple(choices)))
+                          row.get("group") or path.stem, row.get("shape"), tuple(choices), row.get("first_sight", "absent")))
     return cases
 
 
@@ -242,6 +243,7 @@ def run_cases(show_errors: bool, only: str | None = None) -> dict:
             by_group[name] = score([c for c, _ in picked], [s for _, s in picked])
     by_group["all"] = score(cases, said)
     print(table(by_group))
+    print("\n" + first_sight_table(cases, said))
     methods = by_rule(cases, verdicts, lambda v: v.method)
     extractions = by_rule(cases, verdicts, lambda v: v.extraction)
     rules = by_rule(cases, verdicts, rule_of)
@@ -261,9 +263,25 @@ def run_cases(show_errors: bool, only: str | None = None) -> dict:
             "by_extraction": extractions}
 
 
+def first_sight_table(cases: list[Case], said: list[bool]) -> str:
+    """The batches that recorded their first sight (the graders' verdict before any change for
+    them): pairs, first-sight accuracy, FN, FP, and the same now."""
+    lines = ["| batch | pairs | equal / unequal | first sight: accuracy, FN, FP | now: accuracy, FN, FP |",
+             "|---|---|---|---|---|"]
+    batches = sorted({c.category for c in cases if c.first_sight != "absent"})
+    for batch in batches:
+        picked = [(c, s) for c, s in zip(cases, said) if c.category == batch]
+        first = score([c for c, _ in picked], [c.first_sight is True for c, _ in picked])
+        now = score([c for c, _ in picked], [s for _, s in picked])
+        lines.append(f"| {batch} | {first['cases']} | {first['equal']} / {first['unequal']} | {100 * first['accuracy']:.1f}%, "
+                     f"{first['false_negatives']}, {first['false_positives']} | {100 * now['accuracy']:.1f}%, "
+                     f"{now['false_negatives']}, {now['false_positives']} |")
+    return "\n".join(lines)
+
+
 def run_math500() -> dict | None:
     from evalsuite.graders import grade_math
-    from evalsuite.graders.extract import find_boxed
+    from evalsuite.graders.region import find_boxed
 
     path = data_dir() / "math500" / "test.jsonl"
     if not path.exists():
@@ -325,7 +343,7 @@ def run_choice_generators(rounds: int = 3, seed: int = 32) -> dict:
         if picked:
             rows[key] = score([as_cases[n] for n in picked], [said[n] for n in picked])
     rows["all"] = score(as_cases, said)
-    print("\nchoice generators (right / not right in the equal / unequal columns):")
+    print("\nchoice generators, a regression test of the lexicons (right / not right in the equal / unequal columns):")
     print(table(rows))
     return rows
 def load_shapes_module():
@@ -366,6 +384,7 @@ def run_shapes(show_errors: bool, per_cell: int, seed: int) -> dict:
     by_shape = {k: by_shape[k] for k in order if k in by_shape}
     by_language = shapes.score(cases, said, lambda c: c.language)
     by_language = {k: by_language[k] for k in [*shapes.LANGS, "all"] if k in by_language}
+    print("answer shapes, a regression test of the lexicons (243 of 256 templates use graders/words/):")
     print(shape_table(by_shape, "shape"))
     print("\n" + shape_table(by_language, "language"))
     if show_errors:

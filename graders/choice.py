@@ -25,7 +25,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-from .choice_statement import Statement, cut_template_debris, final_sentences, latin_lookalikes, read_statement
+from . import region, words
+from .choice_statement import ARTICLE_A, CORRECTION, Statement, final_sentences, latin_lookalikes, read_statement
 
 __all__ = ["extract_choice", "MAX_RESPONSE_CHARS"]
 
@@ -58,19 +59,20 @@ def _normalise(response: str) -> str:
 
 _OPEN = "([【{<《「'\"“‘"
 _CLOSE = ")]】}>》」'\"”’"
-_LIST_SEPARATORS = ("以及", "and", "和", "及", "与", "、", ",", "/", "&", "+", ";")
-_ALTERNATIVE_SEPARATORS = ("或者", "或是", "或", "or")
 # what may follow a group of several letters for it to count as the answer ("A, B is wrong" is not)
-_TERMINATOR = re.compile(r"\s*(?:两项|三项|项|选项|options?\b|choices?\b|are\s+correct|正确|均正确|都正确)?"
-                         r"\s*(?:$|[。.!！;；,，:：)\]】\n]|因为|because|since|<eoa>|<eos>|</s>|<\|(?:endoftext|im_end|eot_id)\|>)",
+_A = words.alternation
+_CJK_COUNT = "[" + "".join(words.zh.DIGITS) + "]"
+_TERMINATOR = re.compile(rf"\s*(?:{_CJK_COUNT}?{_A(words.OPTION)}|(?:{_A(words.COPULA, words.MODAL)}\s*)?{_A(words.RIGHT)})?"
+                         rf"\s*(?:$|[。.!！;；,，:：)\]】\n]|{_A(words.REASON)}|<eoa>|<eos>|</s>|<\|(?:endoftext|im_end|eot_id)\|>)",
                          re.IGNORECASE)
 
 
-_CLAUSE_VERB = re.compile(r"\s*(?:\s(?:is|are|was|were|seems?|fails?|looks?|can(?:not)?|could|would|does|doesn't|has|had|"
-                         r"est|ist|es|не)\b|(?:项|选项)?(?:的说法)?(?:错误|不对|不正确|是错|也|则|是))", re.IGNORECASE)
+_CLAUSE_VERB = re.compile(rf"\s*(?:\s{_A(words.spaced(words.COPULA), words.spaced(words.MODAL), words.NEGATE_BEFORE)}"
+                          rf"|(?:{_A(words.OPTION)}|的)*(?:{_A(words.glued(words.NEGATE_AFTER), words.glued(words.MODAL), words.glued(words.COPULA))}))",
+                          re.IGNORECASE)
 
 
-_CALLED_CORRECT = re.compile(r"\s*(?:all|both|also|each|都|均|也)?\s*(?:the\s+)?(?:correct|right|true|正确|对|符合)", re.IGNORECASE)
+_CALLED_CORRECT = re.compile(rf"\s*(?:{_A(words.PRONOUN, words.MODAL)})?\s*(?:{_A(words.ARTICLE)}\s+)?{_A(words.RIGHT)}", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -104,15 +106,15 @@ def _skip(text: str, pos: int, chars: str) -> int:
     return pos
 
 
+_SEPARATOR = re.compile(rf"\s*(?:(?P<alt>{words.alternation(words.OR)})|{words.alternation(words.AND)}|[、,/&+;])\s*", re.IGNORECASE)
+
+
 def _separator_at(text: str, pos: int) -> tuple[str, int] | None:
     """('list' | 'alt', position after it) when a separator between letters starts at pos."""
+    m = _SEPARATOR.match(text, pos)
+    if m is not None:
+        return ("alt" if m.group("alt") else "list"), m.end()
     p = _skip(text, pos, "")
-    for words, kind in ((_ALTERNATIVE_SEPARATORS, "alt"), (_LIST_SEPARATORS, "list")):
-        for word in words:
-            if text.startswith(word, p) or (word.isalpha() and text[p:p + len(word)].lower() == word):
-                if word.isascii() and word.isalpha() and p + len(word) < len(text) and text[p + len(word)].isalpha():
-                    continue
-                return kind, _skip(text, p + len(word), "")
     if p > pos:  # plain spaces: "A C", "A B D"
         return "list", p
     return None
@@ -162,48 +164,18 @@ def _read_group(text: str, pos: int, valid: str) -> _Read | None:
 
 # --- cues ----------------------------------------------------------------------------------
 
-_ZH_CUE = re.compile(
-    r"(?<![不非未别勿])"
-    r"(?:(?:正确答案|最终答案|参考答案|标准答案|答案|正确选项|最佳选项|正确的选项|正确的是|应当选|应该选|应选|故选|"
-    r"所以选|因此选|综上选|我选|本题选|选)择?|答(?=\s*[:：]))"
-    r"\s*[】\]>]?\s*(?:应该|应当|应|就|也)?\s*(?:是|为|选|选择)?\s*[:：]?\s*(?:选项|选)?\s*"
-)
-_EN_CUE = re.compile(
-    r"\b(?:"
-    r"(?:the\s+)?(?:(?:correct|right|final|best|most\s+likely|only\s+correct|true)\s+)?answers?"
-    r"(?:\s+here)?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be)"
-    r"|(?:the\s+)?(?:correct|right|best|true|only\s+correct)\s+(?:option|choice)s?"
-    r"(?:\s+here)?\s*(?:is|are|would\s+be|should\s+be|must\s+be|will\s+be)"
-    r"|(?:final\s+|correct\s+)?answers?\s*[:=]|correct\s+(?:option|choice)\s*[:=]"
-    r"|i(?:\s+would|\s+will|'d)?\s+(?:choose|pick|select|go\s+with)"
-    r"|(?:therefore|thus|hence|so)\s*,?(?=\s*(?:option\s+)?\(?[A-J]\)?\s*(?:[.。!]|$))"
-    r")\s*:?\s*(?:(?:definitely|clearly|certainly|obviously|surely|indeed)\s+)?(?:option|choice|letter|answer)?\s*:?\s*",
-    re.IGNORECASE,
-)
-# the same cues in French, German, Spanish, Russian, Japanese and Arabic
-_INTL_CUE = re.compile(
-    r"(?:(?<![^\W\d_])(?:"
-    r"(?:la\s+)?(?:bonne\s+|vraie\s+|meilleure\s+)?réponse(?:\s+correcte|\s+finale)?\s+(?:est|sera)|réponse\s*:|je\s+choisis"
-    r"|(?:die\s+)?(?:richtige\s+|korrekte\s+|endgültige\s+)?antwort\s+(?:ist|lautet)|antwort\s*:|ich\s+wähle"
-    r"|(?:la\s+)?respuesta(?:\s+correcta|\s+final)?\s+es|respuesta\s*:|elijo"
-    r"|(?:правильный\s+|верный\s+)?ответ\s*(?::|—|–|это)"
-    r")|正解は|答えは|答え\s*[:：]|الجواب(?:\s+الصحيح)?\s*(?:هو|:)|الإجابة(?:\s+الصحيحة)?\s*(?:هي|هو|:))"
-    r"\s*:?\s*(?:(?:définitivement|clairement|eindeutig|claramente)\s+)?"
-    r"(?:l'option|option|choix|opción|la\s+opción|вариант|variante|選択肢)?\s*:?\s*",
-    re.IGNORECASE,
-)
+# 'Therefore, C.', '所以B。': a conclusion word before a letter that ends the sentence (the other cues: region.cues)
+_CONCLUDE_LETTER = re.compile(rf"{_A(words.CONCLUDE)}\s*,?\s*(?:{_A(words.OPTION)}\s+)?"
+                              r"(?=\(?[A-J]\)?\s*(?:[.。!]|$))", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\s*\{([^{}]{0,200})\}")
 _OPTION_CORRECT = re.compile(
-    r"(?:选项|option\s*|options\s*)?(?<![A-Za-z0-9])([A-J](?:\s*(?:[、,/]|and|和|与|及)\s*[A-J]){0,9})(?![A-Za-z0-9])"
-    r"\s*(?:两项|三项|四项|项|选项)?\s*(?:的)?(?:说法|表述)?\s*(?:也|均|都|both)?\s*"
-    r"(?:正确|是正确的|是对的|符合题意|(?:is|are)\s+(?:both\s+|all\s+)?(?:the\s+)?(?:correct|right|true|best)\b)",
-)
-_NEGATED = re.compile(r"(?:not|n't|不是|不选|排除|非|除了|except|rather\s+than|instead\s+of|\bpas|\bnicht|\bне|ليس)"
-                      r"\s*(?:option\s*|选项)?\(?$",
-                      re.IGNORECASE)
+    rf"(?:{_A(words.OPTION)}\s*)?(?<![A-Za-z0-9])([A-J](?:\s*(?:[、,/]|{_A(words.AND)})\s*[A-J]){{0,9}})(?![A-Za-z0-9])"
+    rf"\s*(?:(?:{_CJK_COUNT}?{_A(words.OPTION)}|的)\s*)*(?:{_A(words.PRONOUN, words.glued(words.MODAL))}\s*)?"
+    rf"(?:{_A(words.glued(words.RIGHT))}|{_A(words.spaced(words.COPULA))}\s+(?:{_A(words.PRONOUN)}\s+)?(?:{_A(words.ARTICLE)}\s+)?"
+    rf"{_A(words.spaced(words.RIGHT))})")
+_NEGATED = re.compile(rf"(?:{_A(words.NEGATE_BEFORE, words.EXCLUDE)}|n't)\s*(?:{_A(words.OPTION)}\s*)?\(?$", re.IGNORECASE)
 # "首先分析A选项", "let us check option B": a letter being examined, not chosen
-_EXAMINING = re.compile(r"(?:分析|先看|再看|来看|考虑|检查|consider|check|look\s+at|examine|evaluate|start\s+with)"
-                        r"\s*(?:一下)?\s*(?:选项|option)?\s*\(?$", re.IGNORECASE)
+_EXAMINING = re.compile(rf"{_A(words.CHECK)}\s*(?:一下)?\s*(?:{_A(words.OPTION)})?\s*\(?$", re.IGNORECASE)
 # a letter standing alone between words, spaces or ordinary punctuation ("是C。", "it's B."),
 # not inside symbol noise ("@D^")
 _LONE_LETTER = re.compile(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])")
@@ -218,11 +190,9 @@ def _alone_beside(line: str, at: int) -> bool:
         return True
     c = line[at]
     return c in _BESIDE_LONE or (c.isalpha() and not c.isupper() and not c.islower())
-_ARTICLE = re.compile(r"A\s+(?!(?:or|and|nor|is|was|are|to|vs|rather|not|instead|but|since|because)\b)[a-z]")
 # a reason after the chosen letter ("Definitely C, since A, B and D fail"): letters named in it
 # are being rejected, not chosen
-_REASON = re.compile(r"[,;，；]?\s*(?:\b(?:since|because|as|for|whereas|car|puisque|parce\s+que|weil|denn|porque|ya\s+que)\b"
-                     r"|так\s+как|потому\s+что|因为|由于|لأن)", re.IGNORECASE)
+_REASON = re.compile(rf"[,;，；]?\s*{_A(words.REASON)}", re.IGNORECASE)
 
 
 def _valid_letters(choices: Sequence[str]) -> str:
@@ -278,14 +248,37 @@ def _rule_boxed(text: str, valid: str) -> Decision | None:
     return None
 
 
+def _cycles(text: str, cues: list[re.Match], valid: str, choices: Sequence[str]) -> str | None:
+    """A reply that names different options under its last answer cues with no correction between
+    them ('选择：C … 选择：D … 选择：C', a loop through the options): the letters it names, else None."""
+    named = []
+    for match in cues[-4:]:
+        read = _read_group(text, match.end(), valid)
+        letters = read.letters if read is not None else _option_text_letter(text[match.end(): match.end() + 300].split("\n")[0],
+                                                                            choices)
+        if letters:
+            named.append((match, letters))
+    if len(named) < 3 or len({letters for _, letters in named}) < 2:
+        return None
+    if CORRECTION.search(text, named[-2][0].end(), named[-1][0].start()):
+        return None  # 'The answer is C. … incorrect. The correct answer is D.': the last one corrects
+    return ", ".join(dict.fromkeys(letters for _, letters in named))
+
+
 def _rule_answer_cue(text: str, valid: str, choices: Sequence[str]) -> Decision | None:
-    cues = sorted(list(_ZH_CUE.finditer(text)) + list(_EN_CUE.finditer(text)) + list(_INTL_CUE.finditer(text)),
-                  key=lambda m: m.end())
+    cues = sorted(region.cues(text, joined=False) + list(_CONCLUDE_LETTER.finditer(text)), key=lambda m: m.end())
+    cycled = _cycles(text, cues, valid, choices)
+    if cycled is not None:
+        return None, f"ambiguous: the last answer cues name different options ({cycled})"
     reads = []  # (cue match, letters read) from the last cue backwards, while they follow each other
     for match in reversed(cues):
         if match.end() == match.start():
             continue
         read = _read_group(text, match.end(), valid)
+        if read is not None and _lists_options_after(text, match.end(), valid):
+            if not reads:  # the last cue opens the options written out ('选择：A. 熟知性', 'B. 权威性'): no choice
+                return None, f"ambiguous: the last answer cue writes the options out: {_snippet(text, match.start(), match.end() + 40)!r}"
+            continue
         if read is None and not reads:
             out_of_range = re.match(r"[(\[]?([A-Z])(?![A-Za-z0-9])", text[match.end():])
             if out_of_range and out_of_range.group(1) in LETTERS[len(valid):]:
@@ -351,12 +344,43 @@ def _ends_with_option_list(lines: list[str], valid: str) -> bool:
         line[h.end:].strip() for line, h in zip(lines[-2:], heads))
 
 
+def _option_line(line: str, valid: str, bare: bool = False) -> str | None:
+    """The letter of a line that writes out an option ('A. 冲突规范'; `bare`: also a letter alone)."""
+    read = _read_group(line + "\n", 0, valid)
+    listed = read is not None and len(read.letters) == 1 and (bare or line[read.end:].strip(" .:：、．)"))
+    return read.letters if listed else None
+
+
+def _listed_option(lines: list[str], i: int, valid: str) -> bool:
+    """Line i is one option of a list the reply writes out ('A. 冲突规范' with 'B. …' within two
+    lines of it): an echo of the options, no answer."""
+    def head(k: int, bare: bool = False) -> str | None:
+        return _option_line(lines[k], valid, bare) if 0 <= k < len(lines) else None
+    letter = head(i)
+    if letter is None:  # a bare letter cut after the option before it ('A. 加dropout层' then 'B'): the list, cut
+        bare, before = head(i, bare=True), head(i - 1)
+        return bare is not None and before is not None and ord(bare) - ord(before) == 1
+    return any(abs(ord(other) - ord(letter)) == 1 for k in (i - 2, i - 1, i + 1, i + 2) if k != i and (other := head(k)) is not None)
+
+
+def _lists_options_after(text: str, start: int, valid: str) -> bool:
+    """The letter after a cue at `start` opens a written-out option list: the next line writes out the
+    next option ('选择：A. 熟知性' then 'B. 权威性')."""
+    lines = [line.strip() for line in text[start:start + 600].split("\n")[:2]]
+    first, second = (_option_line(line, valid) for line in lines + [""] * (2 - len(lines)))
+    return first is not None and second is not None and ord(second) - ord(first) == 1
+
+
 def _rule_leading_letter(text: str, valid: str) -> Decision | None:
-    lines = _lines(text)
-    if _ends_with_option_list(lines, valid):
-        lines = lines[:1]
-    for line in ([lines[-1], lines[0]] if len(lines) > 1 else lines):
-        if _ARTICLE.match(line) or _NEGATED.match(line):
+    every = _lines(text)
+    lines = every[:1] if _ends_with_option_list(every, valid) else every
+    # a reply that writes out two options or more ('A. 硬件自动', 'B. 进栈指令…'): its option lines are an echo
+    written = {k: letter for k, line in enumerate(every) if (letter := _option_line(line, valid))}
+    echoed = len(set(written.values())) >= 2
+    for n, line in ([(len(every) - 1, lines[-1]), (0, lines[0])] if len(lines) > 1 else [(0, lines[0])] if lines else []):
+        if _listed_option(every, n, valid) or echoed and n in written:
+            continue
+        if ARTICLE_A.match(line) or _NEGATED.match(line):
             continue
         read = _read_group(line + "\n", 0, valid)
         if read is None:
@@ -368,7 +392,7 @@ def _rule_leading_letter(text: str, valid: str) -> Decision | None:
                   and not (m.start and unicodedata.category(line[m.start - 1])[0] == "S")}  # '120 °C' is a unit
         if others - set(read.letters):
             continue  # the line names another letter after it ('C är fel, D är rätt'): it does not open with its answer
-        if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(r"\s+(?:is|are|was|were|和|或|or|and)\b", rest):
+        if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(rf"\s*{_A(words.COPULA, words.OR, words.AND)}", rest):
             return _decide(read, "leading-letter", line[:80])
     return None
 
@@ -385,7 +409,7 @@ def _rule_option_text(text: str, choices: Sequence[str]) -> Decision | None:
 
 def _rule_lone_letter(text: str, valid: str) -> Decision | None:
     lines = _lines(text)
-    if not lines or _ends_with_option_list(lines, valid):
+    if not lines or _ends_with_option_list(lines, valid) or _listed_option(lines, len(lines) - 1, valid):
         return None
     line = lines[-1]
     reason = _REASON.search(line)
@@ -399,7 +423,7 @@ def _rule_lone_letter(text: str, valid: str) -> Decision | None:
         before = line[max(0, match.start() - 16): match.start()]
         if letter not in valid or _NEGATED.search(before) or _EXAMINING.search(before):
             continue
-        if letter == "A" and _ARTICLE.match(line, match.start()):
+        if letter == "A" and ARTICLE_A.match(line, match.start()):
             continue
         found.append(letter)
     distinct = sorted(set(found))
@@ -439,23 +463,52 @@ def _rule_statement(statement: Statement | None, n_gold: int) -> Decision | None
     return asserted, f"statement-{how}: asserts {asserted}, rejects {rejected}: {snippet!r}"
 
 
+def _stated_before(text: str, valid: str, statement: Statement | None) -> Decision | None:
+    """An answer cue with more lines after it ('答案：B\\n解析：A项错误…', 'Answer: C\\n\\nA would …, B …'):
+    the lines after it explain, and the letters they reject are the other options. Unless they reject
+    the stated letters ('The answer is (G). … So G does not work; … (H).'): then the stated answer
+    is disowned, and the letters the final statement still asserts are the answer, or none. A final
+    statement that corrects itself or hedges, or a box after the cue, leaves it to the other rules."""
+    named = [m for m in region.cues(text, joined=False) if _read_group(text, m.end(), valid) is not None]
+    if not named or _cycles(text, named, valid, ()) or _lists_options_after(text, named[-1].end(), valid):
+        return None
+    cue = named[-1]
+    read = _read_group(text, cue.end(), valid)
+    after = text[read.end:]
+    if read.alternatives or read.cut or "\n" not in after.strip(" .。)）") or _BOXED.search(after) \
+            or statement is not None and (statement.corrected or statement.hedged) \
+            or _lone_letter_line_after(text, read.end, valid) not in (None, read.letters):
+        return None  # (a later line of one other letter: two final answers, the cue rule says so)
+    rejected = set().union(*(read_statement(s, valid).rejected for s in re.split(r"(?<=[.!?。！？；;])\s+|\n", after) if s.strip()))
+    snippet = _snippet(text, cue.start(), read.end + 1)
+    if not rejected & set(read.letters):
+        return read.letters, f"answer-first: {snippet!r}, the lines after it explain"
+    asserted = "".join(sorted(statement.asserted - rejected)) if statement is not None else ""
+    if asserted and not set(asserted) & set(read.letters):
+        return asserted, f"disowned: {snippet!r} rejected later; the final statement asserts {asserted}"
+    return None, f"ambiguous: the stated answer {read.letters} is rejected later ({snippet!r})"
+
+
 def extract_choice(response: str, choices: Sequence[str] = (), n_gold: int = 1) -> tuple[str | None, str]:
     """The option letters chosen in `response` (sorted, e.g. "C" or "AD"), or None, and why.
 
     `choices` are the option texts in letter order (they fix the valid letters and let an answer
     that repeats an option's text count); `n_gold` is how many letters the gold answer has, so
     several letters called correct count as a multi-answer instead of as ambiguous. The
-    response ends at chat-template debris (choice_statement.cut_template_debris); a final
+    response ends at chat-template debris (region.cut_at_turn_end); a final
     statement that negates, corrects or hedges decides first, and no rule may choose a letter
     that statement rejects.
     """
     if not response or not response.strip():
         return None, "no choice letter found: empty answer"
-    text = _normalise(cut_template_debris(response[-MAX_RESPONSE_CHARS:]))
+    text = _normalise(region.cut_at_turn_end(response[-MAX_RESPONSE_CHARS:]))
     if not text.strip():
         return None, "no choice letter found: empty answer"
     valid = _valid_letters(choices)
     statement = _final_statement(text, valid)
+    stated = _stated_before(text, valid, statement)
+    if stated is not None:
+        return stated
     decided = _rule_statement(statement, n_gold)
     if decided is not None:
         return decided

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from .extract import extract_answer, find_boxed
+from .extract import extract_answer
+from .region import cut_at_turn_end, find_boxed
 from .normalise import normalise
 from .verdict import Verdict
 
@@ -90,7 +91,6 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = (), *,
     `grade_answer(gold, response)` grades an option's text given instead of its letter: the
     dispatcher (grade.grade) passes itself, so this module does not import it back."""
     from .choice import extract_choice
-    from .choice_statement import cut_template_debris
 
     gold_letters = gold_choice_letters(gold)
     spaced_text = None
@@ -100,7 +100,7 @@ def grade_choice(gold: str, response: str, choices: Sequence[str] = (), *,
             gold_letters, spaced_text = spaced
     if gold_letters is None:
         raise ValueError(f"choice gold {gold!r} is not option letters")
-    response = cut_template_debris(response[-20_000:])  # the next turn of a chat template is no answer
+    response = cut_at_turn_end(response[-20_000:])  # the next turn of a chat template is no answer
     boxed = find_boxed(response)
     letters = (choice_letters(normalise(boxed).text) or gold_choice_letters(boxed)
                or gold_choice_letters(normalise(boxed).text)) if boxed is not None else None

@@ -20,32 +20,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from . import statement as prose
-
-# --- chat-template debris ------------------------------------------------------------------
-
-# markers of a chat template or an end of turn: the response ends at the first one after its
-# text (an opening one, `<|im_start|>assistant`, is skipped)
-TEMPLATE_MARKER = re.compile(
-    r"<\|(?:im_start|im_end|eot_id|eom_id|start_header_id|end_header_id|endoftext|end|user|assistant|system)\|>"
-    r"|<｜(?:end▁of▁sentence|User|Assistant)｜>|</s>|<s>|\[/?INST\]|<(?:start|end)_of_turn>"
-    r"|(?:^|\n)\s*(?:Human|User|USER|### (?:Human|User|Instruction))\s*:")
-OPENING_ROLE = re.compile(r"\s*(?:assistant|model)?\s*\n?")
-
-
-def cut_template_debris(text: str) -> str:
-    """The response up to the first chat-template or end-of-turn marker after its first words."""
-    pos = 0
-    for _ in range(8):  # markers before any text open the turn: skip them (and a role name after them)
-        lead = len(text[pos:]) - len(text[pos:].lstrip())
-        m = TEMPLATE_MARKER.match(text, pos + lead)
-        if m is None or m.end() == pos + lead:
-            break
-        pos = OPENING_ROLE.match(text, m.end()).end()
-    body = text[pos:]
-    m = TEMPLATE_MARKER.search(body)
-    return body[: m.start()] if m else body
-
+from . import words
 
 # --- look-alike letters --------------------------------------------------------------------
 
@@ -57,7 +32,7 @@ LOOKALIKES = str.maketrans({
 LOOKALIKE_CHARS = "".join(chr(c) for c in LOOKALIKES)
 _LOOKALIKE_RE = re.compile(f"[{LOOKALIKE_CHARS}]")
 # the words that may follow a look-alike letter standing alone: they join letters (`В и С`, `А или В`)
-_JOINING_WORD = re.compile(r"\s+(?:и|или|либо|а|або|чи|та|ή|και|не)(?!\w)")
+_JOINING_WORD = re.compile(rf"\s+{words.alternation(words.AND, words.OR, words.CONTRAST, words.NEGATE_BEFORE)}")
 _NEXT_WORD = re.compile(r"\s+(\w)")
 
 
@@ -91,84 +66,30 @@ def latin_lookalikes(text: str) -> str:
     return _LOOKALIKE_RE.sub(alone, text)
 
 
-# --- lexicons per language -----------------------------------------------------------------
+# --- the function words of every language (graders/words/) ----------------------------------
 
-def _words(*words: str) -> str:
-    """Whole words (letters on neither side; spaces inside a word match any spacing)."""
-    alternatives = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in words), key=len, reverse=True))
-    return rf"(?<!\w)(?:{alternatives})(?!\w)"
-
-
-def _glued(*words: str) -> str:
-    """Words of scripts written without spaces (Chinese, Japanese, Korean particles)."""
-    return "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
-
-
-# a negation before the letter, in its own clause ("not B", "n'est pas B", "не B", "不是B")
-NEGATION_BEFORE = re.compile("|".join((
-    _words("not", "never", "cannot", "can't", "isn't", "is not", "rather than", "instead of", "except", "excluding",
-           "eliminate", "rule out", "exclude",                                            # en
-           "pas", "non", "jamais", "plutôt que", "au lieu de",                            # fr
-           "nicht", "kein", "keine", "statt", "anstatt", "anstelle",                      # de
-           "no", "nunca", "en lugar de", "en vez de",                                     # es
-           "mai", "invece di", "anziché",                                                 # it (non above)
-           "não", "nao", "em vez de", "ao invés de",                                      # pt
-           "не", "вместо",                                                                # ru
-           "nie", "zamiast",                                                              # pl
-           "niet", "geen", "in plaats van",                                               # nl
-           "không phải", "không", "chứ không phải",                                       # vi
-           "ليس", "وليس", "لا", "بدلا من", "بدلاً من", "غير",                              # ar
-           "न कि", "नहीं कि",                                                              # hi
-           ),
-    _glued("不是", "并非", "而非", "不选", "排除", "而不是", "不应选", "不能选", "非"),   # zh
-)), re.IGNORECASE)
-# a negation after the letter ("B değil", "B नहीं", "Bではなく", "B가 아니라", "B is wrong", "B错误")
-NEGATION_AFTER = re.compile(r"\s*(?:" + "|".join((
-    _words("değil", "नहीं", "is wrong", "is incorrect", "is false", "is not", "isn't", "are wrong", "are incorrect",
-           "are false", "are not", "aren't", "is eliminated", "are eliminated",
-           "can be eliminated", "is eliminated", "is ruled out", "est faux", "est fausse", "est incorrecte",
-           "ist falsch", "es incorrecta", "es falsa", "è sbagliata", "está errada", "неверно", "неправильно",
-           "jest błędna", "is fout", "sai", "yanlış"),
-    _glued("ではなく", "ではない", "ではありません", "ではなかった", "じゃなく", "じゃない", "가 아니", "이 아니",
-           "는 아니", "은 아니", "가 아닙", "이 아닙", "는 아닙", "은 아닙", "아님", "不对", "错误", "是错", "不正确", "不符合", "项错误",
-           "选项错误", "是错误的"),
-)) + ")", re.IGNORECASE)
+_ALT = words.alternation
+# a negation before the letter, in its own clause ("not B", "n'est pas B", "не B", "不是B", "排除B")
+NEGATION_BEFORE = re.compile(_ALT(words.NEGATE_BEFORE, words.EXCLUDE), re.IGNORECASE)
+# a negation after the letter ("B değil", "B नहीं", "Bではなく", "B가 아니라", "B is wrong", "B is not", "B can be ruled out")
+NEGATION_AFTER = re.compile(rf"\s*(?:{_ALT(words.OPTION)}\s*)?(?:(?:{_ALT(words.COPULA, words.MODAL)}\s*)*{_ALT(words.NEGATE_AFTER)}"
+                            rf"|(?:{_ALT(words.COPULA, words.MODAL)}\s*)+{_ALT(words.NEGATE_BEFORE, words.EXCLUDE)})", re.IGNORECASE)
 # a correction between two letters: the earlier one is taken back ("B? No, D.", "first B, but D")
-CORRECTION = re.compile("|".join((
-    _words("but", "however", "wait", "actually", "on reflection", "on second thought", "no", "correction", "i mean",
-           "mais", "en fait", "non", "attendez", "plutôt",                                # fr
-           "aber", "sondern", "nein", "eigentlich", "doch", "warte",                      # de
-           "pero", "sino", "en realidad", "espera",                                       # es
-           "ma", "però", "bensì", "in realtà", "aspetta",                                 # it
-           "mas", "porém", "na verdade", "não", "espere",                                 # pt
-           "но", "а", "нет", "на самом деле", "однако", "подождите", "хотя",              # ru
-           "ale", "lecz", "nie", "właściwie", "jednak",                                   # pl
-           "maar", "nee", "eigenlijk", "wacht",                                           # nl
-           "ama", "fakat", "hayır", "aslında", "ancak",                                   # tr
-           "nhưng", "mà là", "không", "thực ra",                                          # vi
-           "لكن", "لكنه", "لكنها", "بل", "لا",                                             # ar
-           "लेकिन", "बल्कि", "नहीं", "परंतु", "किंतु",                                       # hi
-           ),
-    _glued("但是", "但", "其实", "实际上", "不对", "而是", "等等", "应该是", "更正", "纠正", "不过",   # zh
-           "が、", "しかし", "いいえ", "実は", "でも", "けど",                                    # ja
-           "하지만", "지만", "아니요", "사실은", "사실"),                                        # ko
-)), re.IGNORECASE)
+# (a glued 'no' of one character is part of other words: 不 in 不可逆)
+CORRECTION = re.compile(_ALT(words.CONTRAST, words.CORRECTION, tuple(w for w in words.NO if len(w) > 2 or not w.startswith("~"))),
+                        re.IGNORECASE)
 # two letters offered as alternatives ("A or C", "A 或 C", "AかC", "A veya C")
-HEDGE = re.compile(r"[)\]）】]?\s*(?:(?:or|o|ou|oder|od|of|lub|albo|veya|ya\s+da|hoặc|oppure|или|либо|أو|या|ή)(?!\w)"
-                   r"|或者|或是|还是|或|か|또는|아니면)\s*(?:option\s+|选项)?[(\[（【]?\s*$", re.IGNORECASE)
+HEDGE = re.compile(rf"[)\]）】]?\s*{_ALT(words.OR)}\s*(?:{_ALT(words.OPTION)}\s*)?[(\[（【]?\s*$", re.IGNORECASE)
 # joins two letters into one list: a negation before the first covers the second ("not A or B")
-LIST_JOIN = re.compile(r"[)\]）】]?\s*(?:,|、|/|&|and|et|und|y|e|и|і|та|i|ve|và|và|en|oraz|和|与|及|以及|و|और|または)?\s*[(\[（【]?\s*$",
-                       re.IGNORECASE)
+LIST_JOIN = re.compile(rf"[)\]）】]?\s*(?:,|、|/|&|{_ALT(words.AND)})?\s*[(\[（【]?\s*$", re.IGNORECASE)
 # words after which a letter is talked about, not chosen ("but A is also plausible")
-TALKED_ABOUT = re.compile(r"\s+(?:is|are|was|were|seems?|looks?|could|would|might|also|may|can|has|had|est|ist|es|è|é|"
-                          r"это|jest|is\s+also)\b|\s*(?:也|还|则|选项也)", re.IGNORECASE)
-CALLED_RIGHT = re.compile(r"\s*(?:(?:is|are|seems?|est|ist|es|è|é|jest|je|это)\s+)?(?:the\s+|la\s+|die\s+)?"
-                          r"(?:correct|right|true|answer|best|correcte|bonne|richtig|korrekt|correcta|corretta|correta|"
-                          r"верн\w*|правильн\w*|poprawn\w*|juist|doğru|đúng|صحيح\w*|सही)(?!\w)"
-                          r"|\s*(?:项|选项)?\s*(?:正确|是正确的|是对的|符合题意|が正しい|이 맞)", re.IGNORECASE)
-# an article "A" before a word, in the languages whose article it is ("A resposta é B")
-ARTICLE_A = re.compile(r"A\s+(?!(?:or|and|nor|not|is|was|are|to|vs|rather|instead|but|since|because|ou|o|e|et|y|und|"
-                       r"oder|of|en|lub|i|veya|ve|hoặc|và|ne|nem|não|pas|no|non|nicht|niet|nie)\b)[a-zà-öø-ÿ]")
+TALKED_ABOUT = re.compile(rf"\s*(?:{_ALT(words.OPTION)}\s*)?{_ALT(words.COPULA, words.MODAL)}", re.IGNORECASE)
+CALLED_RIGHT = re.compile(rf"\s*(?:{_ALT(words.OPTION)}\s*)?(?:{_ALT(words.COPULA, words.MODAL)}\s*)?(?:{_ALT(words.ARTICLE)}\s+)?"
+                          rf"{_ALT(words.RIGHT)}", re.IGNORECASE)
+# an article "A" before a word, in the languages whose article it is ("A resposta é B"): not before a
+# word that joins, negates or says something of a letter
+ARTICLE_A = re.compile(rf"A\s+(?!{_ALT(words.OR, words.AND, words.NEGATE_BEFORE, words.NO, words.COPULA, words.CONTRAST, words.REASON, words.RANGE_TO)})"
+                       r"[a-zà-öø-ÿ]")
 # punctuation that ends a clause: a negation does not reach past it
 CLAUSE_END = re.compile(r"[,，;；:：.。!！?？،؛।…\n]|\s[-–—]\s")
 # the end of a sentence (not the point of a decimal)
@@ -217,9 +138,9 @@ MAX_STATEMENT_CHARS = 600      # a final statement is a sentence or two, not a p
 MAX_MENTIONS = 12              # more letters than that is a list of options, not a statement
 
 
-# the prose reader's negations that follow what they deny ('wrong', 'falsch', 'yanlış'), the words
-# written with spaces only: a glued one ('错') is also a part of other words ('没错', correct)
-SPACED_NEGATE_AFTER = tuple(w for w in prose.NEGATE_AFTER if not w.startswith("~"))
+# the negations that follow what they deny ('wrong', 'falsch', 'yanlış', '不对'), but a glued one of one
+# character ('错'), which is also a part of other words ('没错', correct)
+SPACED_NEGATE_AFTER = tuple(w for w in words.NEGATE_AFTER if not w.startswith("~") or len(w) > 2)
 
 
 def _clause_end(text: str, pos: int) -> int:
@@ -237,7 +158,7 @@ def _negated_in_own_clause(text: str, m: Mention, next_letter: int) -> bool:
     if next_letter < end:
         return False
     clause = text[m.end:end]
-    return NEGATION_BEFORE.search(text, m.end, end) is not None or bool(prose._find(SPACED_NEGATE_AFTER, clause))
+    return NEGATION_BEFORE.search(text, m.end, end) is not None or bool(words.find(SPACED_NEGATE_AFTER, clause))
 
 
 def _asked(text: str, pos: int, before: int) -> bool:

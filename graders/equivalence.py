@@ -12,7 +12,7 @@ from fractions import Fraction
 
 from . import sandbox
 from .numeric import compare_numbers
-from .parse import Node, constant_value, contains_pm, expand_pm, symbols_of
+from .parse import Node, ParseError, constant_value, contains_pm, expand_pm, parse_expression, symbols_of
 from .structure import (BaseNumber, Equation, Expr, Intervals, Items, Labelled, Matrix, Relation,
                         TimeOfDay, Value, as_intervals, canonical_intervals)
 from .normalise import plain_key
@@ -224,6 +224,21 @@ def label_of(value: Value) -> tuple[str, Value] | None:
     return None
 
 
+def _as_curves(gold: tuple[str, Value], answer: tuple[str, Value]) -> tuple[Equation, Equation] | None:
+    """Two labelled values whose labels are expressions in single-letter variables ('y', 'xy') and
+    whose sides name the same two or three variables: the equations of two curves, not two labels."""
+    out = []
+    for label, value in (gold, answer):
+        if not isinstance(value, Expr) or not re.fullmatch(r"[a-z]{1,3}", label):
+            return None
+        try:
+            out.append(Equation(parse_expression(label), value.node))
+        except ParseError:
+            return None
+    names = [symbols_of(e.lhs) | symbols_of(e.rhs) for e in out]
+    return (out[0], out[1]) if names[0] == names[1] and 2 <= len(names[0]) <= 3 else None
+
+
 def label_key(label: str) -> str:
     """x_1 and x_2 name roots of x: the index is dropped when labels are matched; y, f(x),
     g(x), y(x) all name the value of a function of x."""
@@ -257,6 +272,9 @@ def compare(gold: Value, answer: Value, gold_percent: bool = False) -> Decision:
     if isinstance(gold, Labelled) or isinstance(answer, Labelled):
         if g_label and a_label:
             if label_key(g_label[0]) != label_key(a_label[0]):
+                curves = _as_curves(g_label, a_label)
+                if curves is not None:  # 'xy = 1' and 'y = 1/x': one relation between the same variables
+                    return compare_equations(*curves)
                 return Decision(False, "set", f"different labels ({g_label[0]} vs {a_label[0]})")
             d = compare(g_label[1], a_label[1], gold_percent)
             return Decision(d.equal, d.method, f"{g_label[0]}: {d.reason}")

@@ -29,7 +29,7 @@ def gold_answer(gold: str) -> tuple[str, str]:
     """The answer inside an answer key: (text, how). A bare answer is itself ('bare'); a key
     written as a short solution is read like a response -- all its boxes (several form a
     list), else its 'answer is', else its last maths."""
-    from .extract import find_all_boxed
+    from .region import find_all_boxed
 
     stripped = gold.strip().replace("\\$", "\uff04")  # \\$ is money, not a maths delimiter
     boxes = find_all_boxed(stripped)

@@ -17,9 +17,9 @@ from .choice_grade import gold_choice_letters, grade_choice
 from .extract import read_answer
 from .fuzzy import grade_text
 from .gold import gold_answer, gold_has_several, infer_kind
-from .math_answer import grade_math_answer, number_word
+from .math_answer import grade_math_answer, looks_like_prose, number_word
 from .normalise import unicode_to_latex
-from .statement import cut_at_turn_end
+from .region import cut_at_turn_end
 from .verdict import Verdict
 
 KINDS = ("choice", "numeric", "math", "text")
@@ -37,13 +37,14 @@ def unescape(text: str) -> str:
 
 
 def grade(gold: str, response: str | None, kind: str | None = None, *, choices: Sequence[str] = (),
-          deadline_s: float | None = None) -> Verdict:
+          deadline_s: float | None = None, rounded_golds: bool = False) -> Verdict:
     """Is `response` (a bare answer or a whole model response) the same answer as `gold`?
 
     `gold` may be a bare answer or an answer key written as a short solution. `choices` (the
     option texts, in letter order) help read a choice answer. All sympy work of one call
     shares one deadline, `deadline_s` (default sandbox.DEFAULT_DEADLINE_S, env
-    EVALSUITE_GRADER_TIMEOUT); past it the verdict is undecided.
+    EVALSUITE_GRADER_TIMEOUT); past it the verdict is undecided. `rounded_golds`: the golds written
+    with decimals are rounded values (a pack's or a file's policy; maths stays exact by default).
     """
     from . import sandbox
 
@@ -68,8 +69,8 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     numeric = not several and kind in ("numeric", "math") and infer_kind(gold_text) == "numeric"
     found = read_answer(response, several=several, numeric=numeric)
     answer, how = found.answer, found.how
-    if found.refusal:
-        return Verdict(False, answer, "none", found.refusal, how)
+    if found.refusal:  # (its words are in the reason: what is shown as extracted is a value or nothing)
+        return Verdict(None if found.undecided else False, None, "none", found.refusal, how)
     if answer is None:
         return Verdict(False, None, "none", "no answer found in the response", how)
     if len(answer) > MAX_ANSWER_CHARS:  # refused before any regex or parse sees it
@@ -91,14 +92,18 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
             return Verdict(False, None, "none", f"no number in the answer ({how})", how)
         answer, how = word, "number-word"
     with sandbox.deadline(deadline_s):
-        v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric")
+        v = grade_math_answer(gold_text, answer, how, response, percent_strict=requested_kind != "numeric",
+                              rounded_golds=rounded_golds)
         if v.equal is not True and found.second is not None:
             # '10.066 Gläser': a dot between thousands where the language writes it so
-            second = grade_math_answer(gold_text, found.second, how, response, percent_strict=requested_kind != "numeric")
+            second = grade_math_answer(gold_text, found.second, how, response, percent_strict=requested_kind != "numeric",
+                                       rounded_golds=rounded_golds)
             if second.equal is True:
                 v = replace(second, reason=f"{second.reason} [the dot read as a thousands separator: {answer} -> {found.second}]")
     if found.note:
         v = replace(v, reason=f"{v.reason} [read from the statement: {found.note}]")
+    if v.method == "none" and v.extracted and looks_like_prose(v.extracted):
+        v = replace(v, extracted=None)  # a sentence that was read as no value is no extracted answer
     if gold_how != "bare":
         v = replace(v, reason=f"{v.reason} [gold read from its {gold_how[5:]}: {gold_text!r}]")
     return v

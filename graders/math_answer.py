@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import replace
+from typing import Any
 
 from .extract import extract_last_number, last_sentence_math, prepare_numbers, scaled_number
+from .numbers import SCALE_WORDS
+from .words import AND, OR_BETWEEN_VALUES, alternation
 from .gold import MATH_WORDS
 from .normalise import normalise, plain_key
 from .parse import ParseError, TooBig
@@ -21,7 +24,7 @@ from .verdict import Verdict, verdict
 def number_word(answer: str) -> str | None:
     """'There are three ways.' -> '3', 'thirty-four' -> '34': the one value of a short answer
     written in words (statement.py reads them, in the languages it knows); None otherwise."""
-    from .statement import read_statement
+    from .clauses import read_statement
 
     if len(answer) > 300:
         return None
@@ -33,6 +36,30 @@ def number_word(answer: str) -> str | None:
 
 DECIMAL_COMMA_RE = re.compile(r"^(-?)(\d+),(\d+)$")
 EURO_NUMBER_RE = re.compile(r"^(-?\d{1,3}(?:\.\d{3})+),(\d+)$")
+
+
+# an arbitrary constant (C, C_1, c_2) and an initial value written X_0 or X(0)
+_CONSTANT_RE = r"(?<![A-Za-z\\]){}(?:_\{{?\d\}}?)?(?![A-Za-z])"
+_INITIAL_RE = re.compile(r"(?<![A-Za-z\\])([A-Za-z])(?:_\{?0\}?|\(0\))")
+
+
+def same_names(gold: str, answer: str) -> str:
+    """The answer with the gold's names for what both name: an arbitrary constant written `c` where
+    the gold writes `C` (or the other way round), `I(0)` where the gold writes `I_0` (or the other
+    way round, where X is also a function: `I(t)`). Only a name the gold does not use otherwise is
+    renamed: `c` stays `c` beside a gold that has a `c` of its own."""
+    for mine, theirs in (("c", "C"), ("C", "c")):
+        if re.search(_CONSTANT_RE.format(theirs), gold) and not re.search(_CONSTANT_RE.format(mine), gold) \
+                and re.search(_CONSTANT_RE.format(mine), answer) and not re.search(_CONSTANT_RE.format(theirs), answer):
+            answer = re.sub(rf"(?<![A-Za-z\\]){mine}(?![A-Za-z])", theirs, answer)
+            break
+    written = {m.group(1): m.group() for m in _INITIAL_RE.finditer(gold)}
+    for m in reversed(list(_INITIAL_RE.finditer(answer))):
+        gold_form = written.get(m.group(1))
+        if gold_form and ("(" in gold_form) != ("(" in m.group()) and m.group() not in gold \
+                and re.search(rf"(?<![A-Za-z\\]){m.group(1)}\((?!0\))", gold + answer):
+            answer = answer[:m.start()] + gold_form + answer[m.end():]
+    return answer
 
 
 def decimal_comma(text: str) -> str | None:
@@ -72,23 +99,27 @@ def gold_decimal_comma(gold: str, text: str) -> str | None:
     if not m:
         return None
     sign, whole, frac = m.groups()
-    money = re.search(r"[€£¥]|\b(?:EUR|euros?)\b", gold) is not None
+    money = any(unicodedata.category(c) == "Sc" for c in gold) or re.search(r"\b[A-Z]{3}\b", gold) is not None
     if (frac.startswith("0") or len(frac) == 2 or (whole == "0" and len(frac) >= 2)
             or (len(whole) >= 4 and len(frac) != 3) or (money and len(frac) != 3)):
         return f"{sign}{whole}.{frac}"
     return None
 
 
-def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True) -> Verdict:
-    """`percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
+def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True,
+                      rounded_golds: bool = False) -> Verdict:
+    """`rounded_golds`: a gold written with decimals is a rounded value (a pack or a user's file says
+    so): an answer that rounds to it at its own last place counts (see rounds_to).
+    `percent_strict`: a percent answer to a gold that is not a percent is unequal (10% is not
     10). A pack that asks for kind="numeric" (GSM8K: golds are bare numbers, answers keep their
     signs) compares the number instead."""
-    from .equivalence import compare
+    from .equivalence import Decision, compare
     from .structure import Expr, Items, parse_value
 
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
-    g_norm, a_norm = normalise(gold), normalise(answer)
+    renamed = same_names(gold, answer)
+    g_norm, a_norm = normalise(gold), normalise(renamed)
     if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text and a_norm.percent <= g_norm.percent:
         extra = f" (removed unit {a_norm.unit!r})" if a_norm.unit else ""
         return verdict(True, answer, "normalised", f"equal after normalisation: {a_norm.text!r}{extra}", how)
@@ -113,18 +144,18 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
         # (a bare formula that fails to parse is not read through its numbers: '2\\ln|x|' is not 2)
         readable = how in ("answer-is", "zh-answer", "gsm8k") or (how in ("whole", "last-math", "last-sentence") and looks_like_prose(answer))
         several = isinstance(gold_value, Items) and not gold_value.ordered
-        number = None
+        number, maths = None, False
         if readable:
             plain = last_sentence_math(answer)  # 'The side length is 4√7.' -> '4√7'
             if plain and plain != answer.strip() and not re.fullmatch(r"[-−]?[\d,]*\.?\d+\s*%?", plain):
-                number = plain
+                number, maths = plain, True
             else:
                 number = prose_numbers(answer, several)
         elif "=" in answer and how in ("whole", "last-math", "last-sentence", "boxed"):
             number = answer  # a worked line: its value after the last '=' is tried below
         if number is None:
             return verdict(False, answer, "none", f"could not read the answer as maths ({e})", how)
-        answer, how = number, "last-number"
+        answer, how = number, ("last-sentence" if maths else "last-number")
         a_norm = normalise(number)
         try:
             answer_value = parse_value(a_norm.text)
@@ -160,16 +191,49 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
         if approx is not None and approx.equal is True:
             decision = approx
             note += f" [the value after the approximation sign, {a_norm.approx}]"
+    if decision.equal is not True and rounded_golds and isinstance(answer_value, Expr):
+        place = rounds_to(g_norm.text, answer_value)
+        if place is not None:
+            decision = Decision(True, "numeric", f"rounds to the gold at its last place ({place}; the golds are rounded)")
     reason = decision.reason + note
     if how == "last-number":
         reason += " [answer taken from the last number in the response: no marked final answer]"
     return verdict(decision.equal, answer, decision.method, reason, how)
 
 
+# a decimal gold ('20.39', '-4.5') or one in scientific notation ('6.2\\times 10^{-3}'): its last place
+ROUNDED_GOLD_RE = re.compile(r"(-?\d+)\.(\d+)|(-?\d+)(?:\.(\d+))?\s*(?:\\times|\\cdot)\s*10\s*\^\s*\{?\s*(-?\d+)\s*\}?")
+
+
+def rounds_to(gold: str, answer: Any) -> str | None:
+    """The gold's last place ('0.01') when the answer's exact value is within half of it of the gold
+    (20.385 rounds to 20.39, 4.47 to 4.5; 4.44 does not); None otherwise, and for an integer gold
+    (12.4 is never 12: only golds written with decimals are rounded ones)."""
+    from fractions import Fraction
+
+    from .parse import exact_value
+
+    m = ROUNDED_GOLD_RE.fullmatch(gold.strip())
+    value = exact_value(answer.node)
+    if m is None or value is None:
+        return None
+    if m.group(2) is not None:
+        digits, exponent = m.group(1) + "." + m.group(2), 0
+        places = len(m.group(2))
+    else:
+        digits, exponent, places = m.group(3) + ("." + m.group(4) if m.group(4) else ""), int(m.group(5)), len(m.group(4) or "")
+        if not places:
+            return None
+    place = Fraction(10) ** (exponent - places)
+    target = Fraction(digits) * Fraction(10) ** exponent
+    return str(float(place)) if abs(value - target) <= place / 2 else None
+
+
 # a letter standing for an unknown beside an operator or a coefficient ('x + y', '2x', '3 * n')
 UNKNOWNS_RE = re.compile(r"(?<![A-Za-z\\])[a-zA-Z]\s*[+\-−*/×÷^]|[+\-−*/×÷^]\s*[a-zA-Z](?![A-Za-z])|\d[a-zA-Z](?![A-Za-z])")
-PROSE_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:thousand|million|billion|trillion)\b)?"
-NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{PROSE_NUMBER}))+)")
+_SCALES = alternation(tuple(w for w in SCALE_WORDS if len(w) > 1))
+PROSE_NUMBER = rf"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*{_SCALES})?"
+NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|&|{alternation(AND, OR_BETWEEN_VALUES)})\s*(?:{PROSE_NUMBER}))+)", re.I)
 
 
 def prose_numbers(answer: str, several: bool) -> str | None:
@@ -177,18 +241,18 @@ def prose_numbers(answer: str, several: bool) -> str | None:
     5." -> 6; a hedge, several values or a bound give none); where it reads no structure, its
     last number ('2.5 million' as one), or, when the gold has several answers, the last run of
     numbers joined by and/or/commas ('are 3 and 5')."""
-    from .statement import read_statement
+    from .clauses import read_statement
 
     if several:
         runs = list(NUMBER_LIST_RE.finditer(answer))
         if runs:
-            return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0)))
+            return ", ".join(re.findall(PROSE_NUMBER, runs[-1].group(0), re.I))
     reading = read_statement(answer)
     if reading is not None and reading.kind != "none":
         return reading.answer if reading.kind == "one" else None
     prepared = prepare_numbers(answer)
-    numbers = list(re.finditer(PROSE_NUMBER, prepared))
-    if numbers and re.search(r"/|thousand|million|billion|trillion", numbers[-1].group(0)):
+    numbers = list(re.finditer(PROSE_NUMBER, prepared, re.I))
+    if numbers and re.search(rf"/|{_SCALES}", numbers[-1].group(0), re.I):
         return numbers[-1].group(0).replace(",", "")  # 'ate 7/8 of the pie', '2.5 million'
     if numbers:
         scaled = scaled_number(numbers[-1].group(0), prepared[numbers[-1].end():])

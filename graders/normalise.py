@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .statement import OR_WORDS
+from .words import OR as OR_WORDS
 
 # Unicode maths -> the LaTeX the parser reads. Applied before NFKC, which would turn ² into 2.
 UNICODE_MATH = {
@@ -47,6 +47,13 @@ TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])|(?<![a-zA-Z\\])
 APPROX_RE = re.compile(r"\\approx|\\simeq|\\thickapprox")
 SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12}
 SCALE_RE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)", re.I)
+# a number (in scientific notation or not), then units only: \\text{}/\\mathrm{} groups of letters
+# (one level of braces inside: m\\,s^{-1}), spacing, \\cdot, '/', powers
+_UNIT_GROUP = (r"\\(?:text|mathrm|textrm|rm|mbox)\s*\{(?!\s*[eid]\s*\})(?=[^{}]*[A-Za-zμΩÅ°])"
+               r"[A-Za-zμΩÅ°\s\\,;.·/]*(?:\^\s*\{?\s*-?\d\s*\}?[A-Za-zμΩÅ°\s\\,;./]*)*\}")
+_UNIT_GLUE = r"(?:\\[,;:! ]|\\cdot|\\quad|\s|/|\^\s*\{?\s*-?\d\s*\}?)"
+SCIENTIFIC_UNIT_RE = re.compile(rf"([-−]?\d+(?:\.\d+)?(?:\s*(?:\\times|\\cdot|×)\s*10\s*\^\s*\{{?\s*-?\d+\s*\}}?)?)"
+                                rf"((?:{_UNIT_GLUE})*{_UNIT_GROUP}(?:{_UNIT_GLUE}|{_UNIT_GROUP})*)")
 REAL_LINE_RE = re.compile(r"\\mathbb\s*\{?\s*R\s*\}?|^\s*(?:\\text\{)?\s*(?:all real numbers|all reals|every real number)\s*\}?\s*$", re.I)
 EMPTY_SET_RE = re.compile(r"\\(?:emptyset|varnothing)(?![a-zA-Z])|^\s*(?:\\text\{)?\s*(?:the )?empty set\s*\}?\s*$|\{\s*\}(?<!\\\{\})", re.I)
 REPEATING_RE = re.compile(r"(-?)(\d*)\.(\d*)\\overline\s*\{(\d{1,20})\}")
@@ -74,8 +81,18 @@ def vulgar_fractions(text: str) -> str:
     return VULGAR_RE.sub(one, text)
 
 
+SUPERSCRIPTS = dict(zip("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+0123456789"))
+SUPERSCRIPT_RUN_RE = re.compile("[⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹]{2,}")
+# '√47', '2√11', '√(3)/2', '∛2': the radicand is the number, letter or bracket right after the sign
+RADICAL_RE = re.compile(r"([³⁴]?√|∛|∜)\s*(\d+(?:\.\d+)?|[A-Za-z]|\([^()]{1,200}\))")
+
+
 def unicode_to_latex(text: str) -> str:
     text = vulgar_fractions(text)
+    if "√" in text or "∛" in text or "∜" in text:
+        text = RADICAL_RE.sub(lambda m: {"√": "\\sqrt", "∛": "\\sqrt[3]", "³√": "\\sqrt[3]", "∜": "\\sqrt[4]", "⁴√": "\\sqrt[4]"}[m.group(1)]
+                              + "{" + m.group(2).removeprefix("(").removesuffix(")") + "}", text)
+    text = SUPERSCRIPT_RUN_RE.sub(lambda m: "^{" + "".join(SUPERSCRIPTS[c] for c in m.group()) + "}", text)  # 10⁻³
     text = UNICODE_RE.sub(lambda m: UNICODE_MATH[m.group()], text)
     text = unicodedata.normalize("NFKC", text)  # full-width digits/letters -> ASCII
     return text.replace("\u2044", "/")
@@ -171,6 +188,9 @@ def _normalise(answer: str) -> Normalised:
     text = DEGREE_RE.sub(lambda m: " (\\pi/180)" if trig else " ", text)
     text = re.sub(r"\\boxed\s*\{(.*)\}", r"\1", text)
     unit = None
+    value_unit = SCIENTIFIC_UNIT_RE.fullmatch(text.strip())
+    if value_unit:  # '6.2\\times10^{-3}\\,\\text{erg s}^{-1}': the units after a number, powers and all
+        text, unit = value_unit.group(1), value_unit.group(2).strip()
     # \text{ cm}^2 after a value is a unit; \text{or} is a separator; \text{(B)} is its content
     def text_cmd(m: re.Match) -> str:
         nonlocal unit
@@ -246,7 +266,8 @@ def split_unit(text: str) -> tuple[str, str] | None:
     '5 cm^2', '12 square units', '20 किताबें', '15个', '3万' -> ('30000', '')); None otherwise.
     Letters and marks are told by their Unicode category: no list of units. At most four words;
     none of them a maths name; a single cased letter only as an SI symbol right after a number."""
-    from .statement import SCALE_WORDS, is_letter, number_value, show
+    from .numbers import SCALE_WORDS, number_value, show
+    from .words import is_letter
 
     body = text.rstrip(" .")
     power = re.search(r"(?:\^\s*\{?\s*[23]\s*\}?|[23²³])$", body)

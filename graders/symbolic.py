@@ -274,8 +274,33 @@ def equation_equal(l1: Any, r1: Any, l2: Any, r2: Any) -> tuple[bool | None, str
         ratio = sympy.nsimplify(sympy.N(ratios[0], 15), rational=True)
         return True, f"same relation: gold = {ratio} x answer, sides rearranged (probe rule)"
     if ratios:
+        same = _same_curve(l1, r1, d2) or _same_curve(l2, r2, d1)
+        if same is not None:
+            return same
         return False, "different relations (sides are not proportional)"
     return None, "could not evaluate the equations"
+
+
+def _same_curve(lhs: Any, rhs: Any, other: Any) -> tuple[bool, str] | None:
+    """`y = 1/x` and `xy = 1`: one equation solved for a variable s (s = f), the other linear in s
+    with a coefficient a that is never zero where f is defined: the same points, though the sides
+    are not proportional. None when the rule does not apply (the proportional test decides)."""
+    s, f = build(lhs), build(rhs)
+    if not isinstance(s, sympy.Symbol) or s in f.free_symbols or s not in other.free_symbols:
+        return None
+    poly = sympy.Poly(sympy.expand(other), s) if other.is_polynomial(s) else None
+    if poly is None or poly.degree() != 1:
+        return None
+    a = poly.coeff_monomial(s)
+    if sympy.simplify(other.subs(s, f)) != 0:
+        return None
+    rest = sorted(a.free_symbols, key=lambda v: v.name)
+    if len(rest) > 1:
+        return None
+    roots = sympy.solve(a, rest[0]) if rest else ([] if a != 0 else None)
+    if roots is None or any(f.subs(rest[0], r).is_finite for r in roots):
+        return None  # the coefficient vanishes where f is defined: the other equation holds more points
+    return True, f"the same curve: {s} = {f} solves the other equation, linear in {s} (curve rule)"
 
 
 def equal_pairs(pairs: list[tuple[Any, Any]]) -> list[tuple[bool | None, str]]:

@@ -70,12 +70,13 @@ class FileOptions:
     split: str | None = None       # hub datasets
     config: str | None = None      # hub datasets
     max_tokens: int | None = None
+    rounded_golds: bool | None = None   # the golds written with decimals are rounded values
 
     def merged(self, other: "FileOptions") -> "FileOptions":
         """`other` (the command line) over self (the TOML file)."""
         return FileOptions(fields={**dict(self.fields), **dict(other.fields)},
                            **{k: getattr(other, k) if getattr(other, k) is not None else getattr(self, k)
-                              for k in ("kind", "template", "system", "split", "config", "max_tokens")})
+                              for k in ("kind", "template", "system", "split", "config", "max_tokens", "rounded_golds")})
 
 
 def parse_fields(text: str | None) -> dict[str, Any]:
@@ -188,7 +189,7 @@ def read_toml(path: Path) -> tuple[Path | str, FileOptions]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise BadDataError(f"{path}: {e}") from None
-    known = {"data", "fields", "kind", "template", "system", "split", "config", "max_tokens"}
+    known = {"data", "fields", "kind", "template", "system", "split", "config", "max_tokens", "rounded_golds"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise BadDataError(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
@@ -200,7 +201,9 @@ def read_toml(path: Path) -> tuple[Path | str, FileOptions]:
         raise BadDataError(f"{path}: [fields] takes only {', '.join(FIELD_KEYS)}")
     opts = FileOptions(fields=fields, kind=data.get("kind"), template=data.get("template"),
                        system=data.get("system"), split=data.get("split"), config=data.get("config"),
-                       max_tokens=data.get("max_tokens"))
+                       max_tokens=data.get("max_tokens"), rounded_golds=data.get("rounded_golds"))
+    if opts.rounded_golds not in (None, True, False):
+        raise BadDataError(f"{path}: rounded_golds takes true or false")
     target: Path | str = source if source.startswith("hf:") else (path.parent / source)
     return target, opts
 
@@ -372,9 +375,9 @@ def prompt_for(template: str, item: Item) -> list[dict[str, str]]:
     return [{"role": "user", "content": text.replace("\x00CHOICES\x00", block)}]
 
 
-def grade_item(kind: str | None, item: Item, answer: str) -> Verdict:
+def grade_item(kind: str | None, item: Item, answer: str, rounded_golds: bool = False) -> Verdict:
     kind = item.meta.get("kind") or kind
-    return grade(item.gold, answer, kind=kind, choices=item.choices)
+    return grade(item.gold, answer, kind=kind, choices=item.choices, rounded_golds=rounded_golds)
 
 
 def template_for(spec: Mapping[str, Any], item: Item) -> str:
@@ -406,13 +409,13 @@ def pack_from_spec(spec: Mapping[str, Any]) -> Pack:
         return prompt_for(template_for(spec, item), item)
 
     def grade_answer(item: Item, answer: str) -> Verdict:
-        return grade_item(kind, item, answer)
+        return grade_item(kind, item, answer, bool(spec.get("rounded_golds")))
 
     return Pack(name=spec["name"], version=str(SPEC_VERSION), description=spec.get("description") or spec["name"],
                 template=template_text + f"\x00system={spec.get('system')}", load=load, prompt=prompt,
                 grade=grade_answer, source=spec.get("source") or spec["name"], system=spec.get("system"),
                 max_tokens=int(spec.get("max_tokens") or 1024), needs_sympy=kind in (None, "math"),
-                spec=spec)
+                spec=spec, rounded_golds=bool(spec.get("rounded_golds")))
 
 
 def open_file_pack(name: str, cli: FileOptions | None = None) -> Pack:
@@ -427,6 +430,8 @@ def open_file_pack(name: str, cli: FileOptions | None = None) -> Pack:
         raise BadDataError(f"unknown kind {opts.kind!r}; expected one of {', '.join(KINDS)}")
     spec: dict[str, Any] = {"spec_version": SPEC_VERSION, "fields": dict(opts.fields), "kind": opts.kind,
                             "template": opts.template, "system": opts.system, "max_tokens": opts.max_tokens}
+    if opts.rounded_golds:  # (absent otherwise: the specs of earlier runs stay as they were)
+        spec["rounded_golds"] = True
     if isinstance(target, str) and target.startswith("hf:"):
         hub_id = target[3:]
         split = opts.split or "test"

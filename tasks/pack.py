@@ -72,6 +72,9 @@ class Pack:
     # grading may need the sympy worker (symbolic answers): the runner calls
     # evalsuite.graders.sandbox.prestart() when a run starts, so item one does not wait ~1.5 s
     needs_sympy: bool = False
+    # the golds written with decimals are rounded values (physics, astronomy): grade() with
+    # rounded_golds=True accepts an answer that rounds to the gold at its last place; maths stays exact
+    rounded_golds: bool = False
     # a pack made from a user's file or hub dataset (tasks/file.py): everything that describes it
     # (fields, kind, template, the file's sha256), kept in the manifest so regrade can rebuild it
     spec: Mapping[str, Any] | None = None

@@ -9,6 +9,10 @@ nineteen languages with sentences written for this file, other digit scripts, an
 debris. Each case is labelled by construction: its sentence states the gold (equal) or states
 another value, hedges between two, or only bounds it (not equal).
 
+243 of the 256 contrast, hedge, bound and correction templates use a function word that
+graders/words/ lists: the shapes are a regression test of the lexicons, not of generalisation
+(issue 43; tests/test_graders_answer_shapes.py is marked `lexicon_regression`).
+
 Used by tests/test_graders_answer_shapes.py (hypothesis, seeded and bounded) and by
 benchmarks/graders.py (`--shapes`: the table per shape and per language).
 

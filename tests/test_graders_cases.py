@@ -21,7 +21,7 @@ import pytest
 from answer_lists import one_lists_part_of_the_other
 
 from evalsuite.graders import grade, grade_math
-from evalsuite.graders.extract import find_boxed
+from evalsuite.graders.region import find_boxed
 
 REPO = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO / "tests" / "grader_cases"

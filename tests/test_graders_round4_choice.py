@@ -3,6 +3,8 @@ look-alike letters; chat-template debris. Invariants over generated answers (see
 hypothesis and tests/grader_cases/choice_generators.py), each of which failed on the graders
 before this round (first sight 68.4% of 607 generated answers, docs/graders.md "Choice
 letters: negated and corrected").
+
+A regression test of the lexicons, not of generalisation: see tests/test_graders_answer_shapes.py.
 """
 from __future__ import annotations
 
@@ -14,9 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+pytestmark = pytest.mark.lexicon_regression
+
 from evalsuite.graders import grade
 from evalsuite.graders.choice import extract_choice
-from evalsuite.graders.choice_statement import cut_template_debris, latin_lookalikes, read_statement
+from evalsuite.graders.choice_statement import latin_lookalikes, read_statement
+from evalsuite.graders.region import cut_at_turn_end as cut_template_debris
 
 CASES_DIR = Path(__file__).resolve().parent / "grader_cases"
 

@@ -178,8 +178,8 @@ def test_a_letter_after_a_symbol_is_a_unit_not_a_second_option():
 
 @pytest.mark.parametrize("ending", ["It is 6~8.", "大约6~8个。"])
 def test_a_tilde_between_values_is_a_range(ending):
-    from evalsuite.graders import statement
-    reading = statement.read_statement(ending)
+    from evalsuite.graders import clauses
+    reading = clauses.read_statement(ending)
     assert reading is not None and reading.kind == "hedge"
 
 

@@ -1,8 +1,9 @@
 """Generators of choice answers for issue 32 part B: negated, corrected and hedged letters, in
 sixteen languages, with look-alike letters and chat-template debris.
 
-Every generated answer is built from parts the choice reader does not list (the templates are
-written here, in each language's own words, not from graders/choice.py's lexicons) and comes
+Every template is written here, in each language's own words; but those words are the function
+words graders/words/ lists (negations, "or", corrections), so the generated answers are a
+regression test of the lexicons, not a test of generalisation (issue 43). Each answer comes
 with what it must grade to: the gold's letter is right only when the answer asserts it and
 no other. `cases(seed, rounds)` gives a seeded, bounded sample (tests/test_graders_round4_choice.py
 runs it in CI; benchmarks/graders.py reports its figures per shape and language).

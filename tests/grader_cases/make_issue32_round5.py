@@ -244,7 +244,7 @@ def lexicon_entries() -> set[str]:
     import ast
 
     entries: set[str] = set()
-    for path in GRADERS.glob("*.py"):
+    for path in GRADERS.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))

@@ -1,0 +1,23 @@
+"""Italian function words, by role."""
+NEGATE_BEFORE = ("non", "mai", "invece di", "anziché", "anzichè", "piuttosto che")
+NEGATE_AFTER = ("non è corretto", "non è giusto", "non è la risposta", "sbagliato", "sbagliata", "errato")
+NOT_NEGATION = ("non solo",)
+OR = ("o", "oppure")
+RANGE_START = ("tra", "fra")
+RANGE_TO = ("a", "al")
+AND = ("e",)
+BOUND_BEFORE = ("almeno", "al massimo", "al minimo", "più di", "meno di", "quasi", "fino a")
+BOUND_AFTER = ("o più", "o meno")
+CONTRAST = ("ma", "bensì", "però")
+CORRECTION = ("aspetta", "anzi", "scusa", "in realtà")
+CONCLUDE = ("il che fa", "per un totale di", "quindi", "perciò", "dunque")
+REASON = ("perché", "poiché")
+COMMENT = ("il che", "cioè")
+ADJUNCT_BEFORE = ("per", "dopo", "ogni", "in")
+COPULA = ("è", "sono")
+RIGHT = ("corretta", "corretto", "giusta")
+SCALE = {"mila": 10**3, "milioni": 10**6, "milione": 10**6}
+ARTICLE = ("il", "lo", "la", "l'", "i", "gli", "le", "un", "una", "uno")
+PREPOSITION = ("di", "del", "della", "dei", "con", "da")
+PRONOUN = ("lui", "lei", "loro", "noi", "io", "si", "in tutto", "in totale")
+GRAMMAR = "text2num"  # numbers.py reads this language's number words with text2num

@@ -1,0 +1,3 @@
+"""Ukrainian function words, by role."""
+OR = ("або", "чи")
+AND = ("і", "та")
