@@ -122,7 +122,8 @@ def test_records_frame_has_the_documented_dtypes_when_a_column_is_empty(tmp_path
 
 def test_run_help_says_a_gguf_model_starts_llama_server(run_cli):
     text = " ".join(run_cli("run", "--help").stdout.split())
-    assert "--model" in text and ".gguf" in text and "starts llama.cpp's llama-server" in text, text
+    assert "--model" in text and ".gguf" in text and "starts a server on it" in text, text
+    assert "llama.cpp's llama-server" in text and "smollm2" in text, text   # issue 41: the real model, the fallback
 
 
 def test_draft_counters_are_said_only_when_speculation_is_configured_or_they_move(tmp_path):
