@@ -169,3 +169,21 @@ def run_cli():
 
 
 __all__ = ["EXTRA_BODY", "MODEL_ALIAS"]
+
+
+@pytest.fixture()
+def paced_servers():
+    """A function (**PacedServer's settings) -> a started tests/paced_server.py fake; every one it
+    started is stopped after the test."""
+    from paced_server import PacedServer
+
+    servers = []
+
+    def start(**kw):
+        s = PacedServer(**kw).start()
+        servers.append(s)
+        return s
+
+    yield start
+    for s in servers:
+        s.stop()

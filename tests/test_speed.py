@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from paced_server import PacedServer
 
 from evalsuite.speed import SpeedSettings, profile
 from evalsuite.speed.endpoint import SpeedEndpoint
@@ -37,17 +36,8 @@ def rows(p, test, **match):
 
 
 @pytest.fixture()
-def server():
-    servers = []
-
-    def start(**kw):
-        s = PacedServer(**kw).start()
-        servers.append(s)
-        return s
-
-    yield start
-    for s in servers:
-        s.stop()
+def server(paced_servers):
+    return paced_servers   # tests/conftest.py: paced fakes, each stopped after the test
 
 
 def test_prefill_and_decode_come_back_as_programmed_and_decode_slows_with_the_prompt(server, data_dir):

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from paced_server import PacedServer
 from runfactory import make_run, rec
 
 from evalsuite.analysis.compare.tables import compare_main
@@ -23,17 +22,8 @@ TOKENS = 24          # every request generates exactly this many (the paced serv
 
 
 @pytest.fixture()
-def server():
-    servers = []
-
-    def start(**kw):
-        s = PacedServer(**kw).start()
-        servers.append(s)
-        return s
-
-    yield start
-    for s in servers:
-        s.stop()
+def server(paced_servers):
+    return paced_servers   # tests/conftest.py: paced fakes, each stopped after the test
 
 
 def lossless(run_cli, tmp_path, data_dir, base, cand, name, *extra):

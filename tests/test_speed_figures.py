@@ -11,7 +11,6 @@ import json
 from array import array
 
 import pytest
-from paced_server import PacedServer
 from runfactory import make_run, rec
 
 from evalsuite.speed.endpoint import Counters, Sample, SpeedEndpoint
@@ -136,17 +135,8 @@ def test_compare_of_run_folders_has_one_definition_per_name(tmp_path):
 
 
 @pytest.fixture()
-def soak_server():
-    servers = []
-
-    def start(**kw):
-        s = PacedServer(**kw).start()
-        servers.append(s)
-        return s
-
-    yield start
-    for s in servers:
-        s.stop()
+def soak_server(paced_servers):
+    return paced_servers   # tests/conftest.py: paced fakes, each stopped after the test
 
 
 def soak(url, data_dir, **kw):

@@ -14,7 +14,6 @@ from array import array
 from pathlib import Path
 
 import pytest
-from paced_server import PacedServer
 from queue_sim import service_of, simulate
 
 from evalsuite.client.errors import UsageError
@@ -27,17 +26,8 @@ from evalsuite.speed.settings import parse_rates, parse_slo
 
 
 @pytest.fixture()
-def server():
-    servers = []
-
-    def start(**kw):
-        s = PacedServer(**kw).start()
-        servers.append(s)
-        return s
-
-    yield start
-    for s in servers:
-        s.stop()
+def server(paced_servers):
+    return paced_servers   # tests/conftest.py: paced fakes, each stopped after the test
 
 
 def test_rates_and_slos_parse_or_name_the_option():
