@@ -245,6 +245,8 @@ def prepare_response(text: str) -> str:
     if "<<" in text:
         text = ANNOTATION_RE.sub("", text)
     text = ascii_digits(text)
+    if NEXT_QUESTION_RE.search(text) is None:
+        return text  # (no next question: the answer marks need not be looked for)
     marks = [m for m in (ANSWER_MARK_RE.search(text), CUE_RE.search(text)) if m is not None]  # one pass each: linear
     mark = min(marks, key=lambda m: m.start()) if marks else None
     if mark is not None:

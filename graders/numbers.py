@@ -13,16 +13,17 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
-from .words import AMBIGUOUS, SCALE, TEXT2NUM, is_letter, numbers, zh
+from .words import AMBIGUOUS, SCALE, TEXT2NUM, is_letter, letter_runs, numbers, zh
 
 MAX_VALUES = 24            # candidate values of one statement (more: declined)
 
 
 # --- numbers in digits -------------------------------------------------------------------------
 
-NUMBER_RE = re.compile(
-    r"(?<![\d.,'’])(?P<sign>(?<![\d)])[-−](?=\d))?(?P<num>"
+NUMBER_RE = re.compile(  # (the lookahead first: a position that starts no number is left at one test)
+    r"(?=[-−.\d])(?<![\d.,'’])(?P<sign>(?<![\d)])[-−](?=\d))?(?P<num>"
     r"(?!0[,.]\d)\d{1,2}(?:,\d{2})+,\d{3}(?![\d,])"               # 12,34,567 (Indian grouping)
     r"|(?!0,)\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]|\.\d)"         # 1,234,567.5
     r"|(?!0\.)\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?(?![\d.]|,\d)"       # 1.234.567,5
@@ -270,7 +271,7 @@ def _generic_value(tokens: list[tuple[str, int]]) -> int | None:
     return total + section + (digit or 0) if seen else None
 
 
-def _generic_runs(text: str, vocabulary: dict) -> list[tuple[int, int, int, int]]:
+def _generic_runs(text: str) -> list[tuple[int, int, int, int]]:
     """(start, end, value, words) of each run of number words in `text`: words separated by
     spaces, a word of the vocabulary or 'و' + one (Arabic writes 'وعشرون'), or a run of letters
     made of vocabulary words only (Thai writes no spaces: 'หนึ่งร้อยสามสิบห้า')."""
@@ -279,7 +280,7 @@ def _generic_runs(text: str, vocabulary: dict) -> list[tuple[int, int, int, int]
     for m in re.finditer(r"\S+", text):
         token = m.group().strip(".,;:!?()\"'،؛“”«»")
         offset = m.start() + m.group().find(token) if token else m.start()
-        parts = _split_glued(token, vocabulary)
+        parts = _split_glued(token)
         if parts is not None and (not current or not text[pos:offset].strip()):
             current.append((offset, offset + len(token), parts))
             pos = offset + len(token)
@@ -299,10 +300,11 @@ def _generic_runs(text: str, vocabulary: dict) -> list[tuple[int, int, int, int]
     return out
 
 
-def _split_glued(token: str, vocabulary: dict) -> list[tuple[str, int]] | None:
-    """The vocabulary words a token is made of, longest first ('وعشرون' -> و + عشرون,
-    'สามสิบห้า' -> สาม + สิบ + ห้า); None when any part is not one."""
-    word = token.lower()
+@lru_cache(maxsize=4096)
+def _split_glued(token: str) -> list[tuple[str, int]] | None:
+    """The words of GENERIC_WORDS a token is made of, longest first ('وعشرون' -> و + عشرون,
+    'สามสิบห้า' -> สาม + สิบ + ห้า); None when any part is not one (remembered per token)."""
+    vocabulary, word = GENERIC_WORDS, token.lower()
     if word in vocabulary:
         return [vocabulary[word]]
     out, i = [], 0
@@ -402,11 +404,10 @@ def scan_words(text: str, taken: list[tuple[int, int]], threshold_one: bool) -> 
                     found.append(Value(Fraction(value), start, end, text[start:end], words=True,
                                        unit=_unit_after(text, end), weak=lone_one and not threshold_one
                                        or _common_word(words)))
-        for vocabulary in (GENERIC_WORDS,):
-            for start, end, value, count in _generic_runs(text, vocabulary):
-                if free(start, end) and all(not (v.start < end and start < v.end) for v in found):
-                    found.append(Value(Fraction(value), start, end, text[start:end], words=True, unit=_unit_after(text, end),
-                                       weak=count == 1 and (value == 1 and not threshold_one or _common_word([text[start:end]]))))
+        for start, end, value, count in _generic_runs(text):
+            if free(start, end) and all(not (v.start < end and start < v.end) for v in found):
+                found.append(Value(Fraction(value), start, end, text[start:end], words=True, unit=_unit_after(text, end),
+                                   weak=count == 1 and (value == 1 and not threshold_one or _common_word([text[start:end]]))))
     cjk = [m for m in CJK_RUN_RE.finditer(text) if free(m.start(), m.end())]
     for m in cjk:
         run, end = m.group(), m.end()
@@ -427,7 +428,7 @@ def _text2num_values(text: str, free, threshold_one: bool) -> list[Value]:
     except ImportError:  # pragma: no cover - a declared dependency
         return []
     readings = {}
-    for lang in TEXT2NUM:
+    for lang in _number_word_languages(text):
         try:
             out = alpha2digit(text, lang, threshold=0)
         except Exception:  # noqa: BLE001 - a library error on odd text reads no words
@@ -458,6 +459,35 @@ def _text2num_values(text: str, free, threshold_one: bool) -> list[Value]:
         out.append(Value(value, start, end, text[start:end], words=True, unit=_unit_after(text, end),
                          weak=len(words) == 1 and value == 1 and not threshold_one))
     return out
+
+
+_CONVERTS: dict[str, frozenset[str]] = {}   # a word -> the languages text2num reads it as a number word in
+MAX_CONVERTS = 50_000
+
+
+def _number_word_languages(text: str) -> tuple[str, ...]:
+    """The languages of TEXT2NUM in which some word of the text, alone, is a number word to text2num
+    (remembered per word): a number in words holds one ('twenty-one', 'dreiundzwanzig', 'a hundred').
+    In the others text2num finds nothing and is not run (German, Italian and Dutch cost 10-45 µs a
+    call even on a sentence without one)."""
+    from text_to_num import alpha2digit
+
+    found: set[str] = set()
+    for word in letter_runs(text):
+        langs = _CONVERTS.get(word)
+        if langs is None:
+            if len(_CONVERTS) >= MAX_CONVERTS:
+                _CONVERTS.clear()
+            langs = _CONVERTS[word] = frozenset(lang for lang in TEXT2NUM if _converts(alpha2digit, word, lang))
+        found |= langs
+    return tuple(lang for lang in TEXT2NUM if lang in found)
+
+
+def _converts(alpha2digit, word: str, lang: str) -> bool:
+    try:
+        return alpha2digit(word, lang, threshold=0) != word
+    except Exception:  # noqa: BLE001 - a library error on odd text reads no words
+        return False
 
 
 def _aligned(src: str, out: str) -> list[tuple[int, int, Fraction, bool]]:

@@ -92,20 +92,68 @@ def is_letter(ch: str) -> bool:
 
 # The lexicons are module constants of a few hundred entries: keyed by the tuple's identity, a
 # lookup costs no hash of every entry (an lru_cache hashed the whole tuple on each of the ~13
-# calls a statement makes: a quarter of a GSM8K grade's time). The tuple is kept with its value,
-# so its id is never reused while cached.
-_COMPILED: dict[int, tuple[tuple[str, ...], re.Pattern, frozenset[str]]] = {}
+# calls a statement makes). The tuple is kept with its value, so its id is never reused while cached.
+_COMPILED: dict[int, tuple] = {}
 _identity = builtins.id   # (the name `id` is Indonesian's module here)
 
 
-def _compiled(words: tuple[str, ...]) -> tuple[tuple[str, ...], re.Pattern, frozenset[str]]:
+@lru_cache(maxsize=8192)
+def fold(ch: str) -> str:
+    """A character as the precheck compares it: any two characters that re.IGNORECASE takes for one
+    another fold alike (casefold, compatibility decomposition without its marks, dotless i as i)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", ch.casefold()) if not unicodedata.combining(c)).replace("ı", "i")
+
+
+def _words(entry: str) -> frozenset[str]:
+    """The entry's runs of letters and marks, folded: each is a whole word of a text the entry matches
+    as a whole word (the first starts the match, the last ends it, the others lie between marks)."""
+    return words_of(entry) if entry.isascii() else frozenset("".join(map(fold, w)) for w in letter_runs(entry))
+
+
+@lru_cache(maxsize=64)
+def letter_runs(text: str) -> tuple[str, ...]:
+    """The runs of letters and marks of a text, as written."""
+    if text.isascii():
+        return tuple(re.findall(r"[A-Za-z]+", text))
+    out, start = [], None
+    for i, ch in enumerate(text):
+        if is_letter(ch):
+            start = i if start is None else start
+        elif start is not None:
+            out.append(text[start:i])
+            start = None
+    if start is not None:
+        out.append(text[start:])
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def words_of(text: str) -> frozenset[str]:
+    """The runs of letters and marks of a text, folded (one pass, remembered for the ~13 lexicons a
+    statement is read with)."""
+    if text.isascii():
+        return frozenset(w.lower() for w in letter_runs(text))
+    return frozenset("".join(map(fold, w)) for w in letter_runs(text))
+
+
+def _compiled(words: tuple[str, ...]) -> tuple:
+    """(the tuple, its pattern, its glued entries, the words of its spaced entries by one of their
+    words, a pattern of the first characters of the entries matched anywhere or None)."""
     entry = _COMPILED.get(_identity(words))
     if entry is None or entry[0] is not words:
         # ('~' alone is the tilde of '6~8', not the mark of a glued entry: no entry is empty)
-        ordered = sorted({w[1:] if w.startswith("~") and len(w) > 1 else w for w in words},
-                         key=lambda w: (-len(w), w))  # the same under any hash seed
-        entry = (words, re.compile("|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), re.I),
-                 frozenset(w[1:].lower() for w in words if w.startswith("~") and len(w) > 1))
+        bare = {w[1:] if w.startswith("~") and len(w) > 1 else w for w in words}
+        ordered = sorted(bare, key=lambda w: (-len(w), w))  # the same under any hash seed
+        glued_entries = frozenset(w[1:].lower() for w in words if w.startswith("~") and len(w) > 1)
+        anywhere = {w[0] for w in bare if w.lower() in glued_entries or not is_letter(w[0])}
+        by_word: dict[str, set[frozenset[str]]] = {}   # a word of a spaced entry -> the words of each such entry
+        for w in bare:
+            if is_letter(w[0]):
+                runs = _words(w)
+                by_word.setdefault(min(runs), set()).add(runs)
+        entry = (words, re.compile("|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), re.I), glued_entries,
+                 {word: tuple(entries) for word, entries in by_word.items()},
+                 re.compile("[" + "".join(map(re.escape, sorted(anywhere))) + "]", re.I) if anywhere else None)
         _COMPILED[_identity(words)] = entry
     return entry
 
@@ -129,8 +177,17 @@ def bounded(text: str, m: re.Match, words: tuple[str, ...]) -> bool:
 
 
 def find(words: tuple[str, ...], text: str, start: int = 0, end: int | None = None) -> list[re.Match]:
-    """Every whole-word entry of the lexicon in text[start:end]."""
-    return [m for m in pattern(words).finditer(text, start, len(text) if end is None else end) if bounded(text, m, words)]
+    """Every whole-word entry of the lexicon in text[start:end].
+
+    Checked first, by sets: every word of a spaced entry matched as a whole word is a whole word of
+    the text (folded as IGNORECASE folds); a glued entry or one that opens with a mark needs one of
+    its first characters. Where no entry can match so, there is no match and the lexicon's pattern
+    (hundreds of alternatives) is not run."""
+    compiled, present = _compiled(words), words_of(text)
+    if not any(entry <= present for word in compiled[3].keys() & present for entry in compiled[3][word]) \
+            and (compiled[4] is None or compiled[4].search(text) is None):
+        return []
+    return [m for m in compiled[1].finditer(text, start, len(text) if end is None else end) if bounded(text, m, words)]
 
 
 def whole(words: tuple[str, ...], text: str) -> bool:
