@@ -7,8 +7,8 @@ import re
 import unicodedata
 from fractions import Fraction
 
-from .clauses import MAX_STATEMENT, Reading, correction_at, read_statement
-from .region import sentences
+from .clauses import MAX_STATEMENT, TAKES_BACK, Reading, correction_at, read_letters, read_statement
+from .region import SENTENCE_END, sentences
 from .words import CONCLUDE, CONTRAST, find, is_letter
 
 
@@ -175,4 +175,30 @@ def restated_after(text: str, reading: Reading) -> Reading | None:
         other = later.asserted[0]
         if other.value != first.value and other.percent == first.percent:
             return Reading("several", reading.values + later.values, reading.statement + "\n" + line.strip())
+    return None
+
+
+def final_letters(line: str, valid: str) -> Reading | None:
+    """The statement of letters of one line: its last sentence that names a letter, with the
+    sentence before it when it opens with a correction ('C? No, D.', 'The answer is B. Wait, no: D.')
+    or when the one before rejects or asks a letter ('C: wrong. D: right.', 'C? Nope. D.')."""
+    line = line[-MAX_STATEMENT:]
+    cuts = [0] + [m.end() for m in SENTENCE_END.finditer(line)] + [len(line)]
+    said = [line[a:b] for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
+    for n in range(len(said) - 1, -1, -1):
+        reading = read_letters(said[n], valid)
+        if not reading.values:
+            continue
+        first = n
+        while first > 0 and TAKES_BACK.match(said[first].lstrip(" \t*-¿¡")) and n - first < 2:
+            first -= 1
+        for back in (1, 2):
+            k = first - back
+            if k < 0 or back == 2 and read_letters(said[k + 1], valid).values:
+                break
+            before = read_letters(said[k], valid)
+            if before.values and (all(v.negated for v in before.values) or said[k].rstrip().endswith(("?", "？"))):
+                first = k
+                break
+        return read_letters("".join(said[first:n + 1]), valid) if first < n else reading
     return None

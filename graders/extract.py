@@ -36,11 +36,11 @@ from .normalise import vulgar_fractions
 from .clauses import Reading, read_statement
 from .decide import corrected_after, disowned_after, read_final, restated_after
 from .words import QUESTION, alternation, known_language
-from .region import (ANSWER_TAG_RE, CONCLUDE_CUE_RE, CUE_RE, TABLE_ANSWER_RE, ascii_digits, cues, cut_at_turn_end, find_all_boxed,
+from .region import (MATH_SPAN_RE, ANSWER_TAG_RE, CONCLUDE_CUE_RE, CUE_RE, TABLE_ANSWER_RE, ascii_digits, cues, cut_at_turn_end, find_all_boxed,
                      find_boxed, json_answer, sentences)
-from .final_maths import (MATH_SPAN_RE, MAX_SCAN, _last_match, chain_value, clean_tail, congruence_value,  # noqa: F401
+from .final_maths import (MAX_SCAN, _last_match, chain_value, clean_tail, congruence_value,  # noqa: F401
                           extract_gsm8k_strict, extract_last_number, final_equation_value, final_sentence, label_value,
-                          last_math, last_sentence_math, prepare_numbers, scaled_number, span_text, value_before_words)
+                          last_math, last_sentence_math, prepare_numbers, scaled_number, value_before_words)
 
 MAX_WHOLE = 80         # a one-line response up to this long may be the bare answer
 

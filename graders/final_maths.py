@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 from .numbers import GLUED_SCALE, SCALE_WORD_RE, SCALE_WORDS
+from .region import MATH_SPAN_RE, span_text
 from .words import (ADJUNCT_BEFORE, AND, APPROX, CHECK, COMMENT, CONCLUDE, CONDITION, COPULA, MODAL, NEGATE_BEFORE, OR, OR_BETWEEN_VALUES,
                     PREPOSITION, PRONOUN, REASON, alternation, spaced)
 
@@ -51,16 +52,10 @@ def clean_tail(answer: str) -> str:
     return re.sub(r"[.。,，;；]+$", "", answer).strip()
 
 
-# $$..$$, $..$, \[..\], \(..\): bounded lengths keep the scan linear enough on hostile text
-MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
 # what may stand between the maths spans of one answer: "$x=2$ and $x=-5$", "$2$, $3$ or $4$"
 # (no nested quantifiers over the same characters: linear on long runs of spaces)
 _JOINS = alternation(AND, OR_BETWEEN_VALUES)
 CONNECTOR_RE = rf"\s*(?:(?:,|;|，|；|、|{_JOINS}|\\text\{{\s*(?:{_JOINS}|,)\s*\}})\s*)*(?=\$|\\\(|\\\[)"
-
-
-def span_text(m: re.Match) -> str:
-    return next(g for g in m.groups() if g is not None).strip()
 
 
 def math_run(text: str, start: int) -> str | None:

@@ -11,7 +11,8 @@ import unicodedata
 from functools import lru_cache
 
 from .choice_grade import gold_choice_letters
-from .extract import MATH_SPAN_RE, extract_answer, span_text
+from .extract import extract_answer
+from .region import MATH_SPAN_RE, span_text
 from .normalise import normalise
 from .parse import ParseError
 

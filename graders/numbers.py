@@ -87,9 +87,10 @@ def show(value: Fraction) -> str:
 
 @dataclass(frozen=True)
 class Value:
-    """One candidate value of a statement and the words around it."""
+    """One candidate value of a statement and the words around it: a number, or an option letter
+    (clauses.read_letters)."""
 
-    value: Fraction
+    value: Fraction | str
     start: int
     end: int
     written: str              # as written ('1.234,5', 'thirty-four')
@@ -100,7 +101,8 @@ class Value:
     bound: bool = False       # 'at least 14', '14 or more'
     alternative: bool = False  # one of an 'or' list or a range
     working: bool = False     # a term of an equation chain, not its value
-    weak: bool = False        # a number word beside digits, or a lone 'one': counts only in a hedge
+    weak: bool = False        # a number word beside digits, a lone 'one', a letter talked about: not stated
+    retracted: bool = False   # a letter taken back by a later one ('B? No, D.', 'first B, but D')
     thousands: Fraction | None = None  # '10.066': also 10066 where a dot separates thousands (de, es, it …)
 
     @property
