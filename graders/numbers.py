@@ -190,63 +190,17 @@ def _unit_after(text: str, end: int) -> str:
 
 # --- number words --------------------------------------------------------------------------------
 
-SLAVIC_WORDS = numbers("slavic")
-MALAY_WORDS = numbers("malay")
-
-
-def _slavic_value(words: list[str]) -> int | None:
-    """A run of Russian or Polish number words ('две тысячи триста сорок пять'), in order."""
-    total, section, last = 0, 0, None
-    order = ("hundred", "ten", "teen", "unit")
-    for w in words:
-        kind, value = SLAVIC_WORDS[w]
-        if kind == "scale":
-            total += (section or 1) * value
-            section, last = 0, "scale"
-            continue
-        if last in order and (order.index(kind) <= order.index(last) or last == "teen" or (last == "ten" and kind == "teen")):
-            return None  # 'пять три': two numbers, not one
-        section += value
-        last = kind
-    return total + section
-
-
-def _malay_value(words: list[str]) -> int | None:
-    total, section, digit = 0, 0, None
-    for w in words:
-        kind, value = MALAY_WORDS[w]
-        if kind == "unit":
-            if digit is not None:
-                return None
-            digit = value
-        elif kind == "fixed":
-            section += value
-        elif kind == "plus":
-            if digit is None:
-                return None
-            section += digit + value
-            digit = None
-        elif kind == "times":
-            if digit is None:
-                return None
-            section += digit * value
-            digit = None
-        else:  # scale, scale1 ('seribu' = one thousand)
-            total += ((section + (digit or 0)) or 1) * value
-            section, digit = 0, None
-    return total + section + (digit or 0)
-
-
-# Arabic, Vietnamese and Thai: digit words, words of a fixed value (Arabic tens and teens' عشر,
-# Vietnamese mười), multipliers of the digit before them (mươi, trăm; สิบ, ร้อย, พัน, หมื่น, แสน;
-# مائة) and multipliers of the whole section (ألف, nghìn, ล้าน); fillers (و, linh, lẻ) join them
+# Arabic, Vietnamese, Thai, Russian, Polish and Indonesian: digit words, words of a fixed value
+# (Arabic tens and teens' عشر, Vietnamese mười, Russian сорок and сто, Indonesian belas), multipliers
+# of the digit before them (mươi, trăm; สิบ, ร้อย; مائة; puluh, ratus) and of the whole section (ألف,
+# nghìn, ล้าน, тысяча, ribu); fillers (و, linh, lẻ) join them
 GENERIC_WORDS = numbers("generic")
 
 
 
 
-def _common_word(words: list[str]) -> bool:
-    return len(words) == 1 and words[0].lower() in AMBIGUOUS
+def _common_word(word: str) -> bool:
+    return word.lower() in AMBIGUOUS
 
 
 def _generic_value(tokens: list[tuple[str, int]]) -> int | None:
@@ -322,21 +276,6 @@ def _split_glued(token: str) -> list[tuple[str, int]] | None:
     return out if out and any(kind != "filler" for kind, _ in out) else None
 
 
-def _word_runs(text: str, vocabulary: dict) -> list[tuple[int, int, list[str]]]:
-    runs, current = [], []
-    for m in re.finditer(r"[^\W\d_]+", text):
-        word = m.group().lower()
-        if word in vocabulary and (not current or not text[current[-1][1]:m.start()].strip()):
-            current.append((m.start(), m.end(), word))
-            continue
-        if current:
-            runs.append(current)
-        current = [(m.start(), m.end(), word)] if word in vocabulary else []
-    if current:
-        runs.append(current)
-    return [(r[0][0], r[-1][1], [w for _, _, w in r]) for r in runs]
-
-
 CJK_DIGIT, CJK_SMALL, CJK_BIG = zh.DIGITS, zh.SMALL, zh.BIG
 _CJK_NUMERAL = "[" + "".join(CJK_DIGIT) + "".join(CJK_SMALL) + "".join(CJK_BIG) + "]"
 CJK_RUN_RE = re.compile(f"(?<!第){_CJK_NUMERAL}+(?:[点點]{_CJK_NUMERAL}+)?(?:分之{_CJK_NUMERAL}+(?:[点點]{_CJK_NUMERAL}+)?)?")
@@ -389,7 +328,8 @@ def cjk_value(run: str) -> tuple[Fraction, bool] | None:
 def scan_words(text: str, taken: list[tuple[int, int]], threshold_one: bool) -> list[Value]:
     """The numbers written in words: text2num for English, French, German, Spanish, Italian,
     Portuguese and Dutch (the reading that converts the most words wins; two readings that
-    disagree give none), the grammars above for Russian, Polish and Indonesian, and CJK numerals.
+    disagree give none), the grammar above for Arabic, Vietnamese, Thai, Russian, Polish and
+    Indonesian, and CJK numerals.
     Ordinals ('fourth', '4.') are not values. A lone 'one' / 'un' / 'ein' is weak (an article as
     often as a number) unless `threshold_one`."""
     def free(a: int, b: int) -> bool:
@@ -398,18 +338,10 @@ def scan_words(text: str, taken: list[tuple[int, int]], threshold_one: bool) -> 
     found: list[Value] = []
     if re.search(r"[^\W\d_]", text):
         found += _text2num_values(text, free, threshold_one)
-        for vocabulary, reader in ((SLAVIC_WORDS, _slavic_value), (MALAY_WORDS, _malay_value)):
-            for start, end, words in _word_runs(text, vocabulary):
-                value = reader(words)
-                if value is not None and free(start, end):
-                    lone_one = len(words) == 1 and value == 1
-                    found.append(Value(Fraction(value), start, end, text[start:end], words=True,
-                                       unit=_unit_after(text, end), weak=lone_one and not threshold_one
-                                       or _common_word(words)))
         for start, end, value, count in _generic_runs(text):
             if free(start, end) and all(not (v.start < end and start < v.end) for v in found):
                 found.append(Value(Fraction(value), start, end, text[start:end], words=True, unit=_unit_after(text, end),
-                                   weak=count == 1 and (value == 1 and not threshold_one or _common_word([text[start:end]]))))
+                                   weak=count == 1 and (value == 1 and not threshold_one or _common_word(text[start:end]))))
     cjk = [m for m in CJK_RUN_RE.finditer(text) if free(m.start(), m.end())]
     for m in cjk:
         run, end = m.group(), m.end()

@@ -81,7 +81,8 @@ def known_language(text: str) -> bool:
 
 
 def numbers(grammar: str) -> dict:
-    """The number words of every language read by `grammar` ('slavic', 'malay', 'generic')."""
+    """The number words of every language read by `grammar` ('generic': numbers.py's grammar of digits,
+    fixed values, multipliers and scales)."""
     return {w: v for m in LANGUAGES.values() if getattr(m, "GRAMMAR", "") == grammar for w, v in m.NUMBERS.items()}
 
 
