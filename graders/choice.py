@@ -524,7 +524,7 @@ def _stated_before(text: str, valid: str, statement: Reading | None) -> Decision
             or statement is not None and (statement.corrected or statement.kind == "hedge") \
             or _lone_letter_line_after(text, read.end, valid) not in (None, read.letters):
         return None  # (a later line of one other letter: two final answers, the cue rule says so)
-    rejected = set().union(*(read_letters(s, valid).rejected for s in re.split(r"(?<=[.!?。！？；;])\s+|\n", after) if s.strip()))
+    rejected = set().union(*(read_letters(after[a:b], valid).rejected for a, b in region.sentences(after)))
     snippet = _snippet(text, cue.start(), read.end + 1)
     if not rejected & set(read.letters):
         return read.letters, f"answer-first: {snippet!r}, the lines after it explain"

@@ -90,16 +90,17 @@ def char_kind(ch: str) -> str:
     return "other"
 
 
-def sentences(text: str) -> list[tuple[int, int]]:
+def sentences(text: str, semicolons: bool = True) -> list[tuple[int, int]]:
     """(start, end) of each sentence: split after a character named FULL STOP, QUESTION MARK,
-    EXCLAMATION MARK, DANDA or ELLIPSIS, at line ends, and after a semicolon followed by a space
-    outside brackets and maths. A full stop between digits (2.5), inside an abbreviation (i.e.)
-    or before a lower-case word, and LaTeX's '\\!', split nothing."""
+    EXCLAMATION MARK, DANDA or ELLIPSIS, at line ends, and (`semicolons`; not between the answers of
+    a list, '5; 10') after a semicolon followed by a space outside brackets and maths. A full stop
+    between digits (2.5), inside an abbreviation (i.e.) or before a lower-case word, and LaTeX's
+    '\\!', split nothing."""
     spans, start, n = [], 0, len(text)
     i = 0
     while i < n:
         ch = text[i]
-        if ch in ";；؛" and i + 1 < len(text) and text[i + 1] in " \n" and not inside_brackets(text[start:], i - start) \
+        if semicolons and ch in ";；؛" and i + 1 < len(text) and text[i + 1] in " \n" and not inside_brackets(text[start:], i - start) \
                 and text[start:i].count("$") % 2 == 0:
             if text[start:i + 1].strip():
                 spans.append((start, i + 1))
@@ -122,14 +123,16 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-# the end of a sentence (not the point of a decimal), as the letter reader cuts a line
-SENTENCE_END = re.compile(r"[.!?。！？।…]+(?!\d)")
+def asks(sentence: str) -> bool:
+    """The sentence ends with a question mark (a character so named, in any script; '?!' too)."""
+    end = sentence.rstrip(" \t\n\"'”’»)）*_!！")[-1:]
+    return bool(end) and "QUESTION MARK" in unicodedata.name(end, "")
 
 
 def asked(text: str, pos: int, before: int) -> bool:
-    """The sentence going on at `pos` ends with a question mark before `before`."""
-    end = SENTENCE_END.search(text, pos, before)
-    return end is not None and "?" in end.group() or "？" in (end.group() if end else "")
+    """The sentence going on at `pos` asks, and ends before `before` ('C? No, D.')."""
+    end = next((b for a, b in sentences(text) if b > pos), len(text))
+    return end <= before and asks(text[pos:end])
 
 
 def _full_stop_ends(text: str, i: int) -> bool:
