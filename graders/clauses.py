@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .numbers import MAX_VALUES, Declined, Value, scan_digits, scan_words, show
 from .region import asked, char_kind, clean, plain_maths
@@ -117,7 +118,8 @@ def _words_between(text: str) -> int:
 
 # --- relations ---------------------------------------------------------------------------------
 
-def _clauses(text: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=64)  # (asked twice a statement: its negations and its bounds)
+def _clauses(text: str) -> tuple[tuple[int, int], ...]:
     """(start, end) of the clauses of a sentence: split at commas, semicolons, colons, dashes,
     brackets and contrast words ('but', 'sondern', 'а', '而是', 'بل', 'แต่')."""
     cuts = {0, len(text)}
@@ -128,10 +130,10 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     for m in find(CONTRAST, text):
         cuts.add(m.start())
     points = sorted(cuts)
-    return [(a, b) for a, b in zip(points, points[1:]) if b > a]
+    return tuple((a, b) for a, b in zip(points, points[1:]) if b > a)
 
 
-def _clause_of(clauses: list[tuple[int, int]], pos: int) -> tuple[int, int]:
+def _clause_of(clauses: tuple[tuple[int, int], ...], pos: int) -> tuple[int, int]:
     for a, b in clauses:
         if a <= pos < b:
             return a, b
@@ -441,7 +443,7 @@ def _subject_terms(text: str, values: list[Value]) -> list[Value]:
     by units and function words only, then a predicate, then one value: the values before it are the
     subject's terms (working). No verb list: the predicate is a copula or a word no role places; a
     word right before the subject's first value must be placed ('She bought 3 …' is no subject)."""
-    if any(v.alternative for v in values):
+    if len(values) < 2 or any(v.alternative for v in values):
         return values
     known = sum(placed(t) for t in re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", text)) >= 2
     for k in range(len(values) - 1, 0, -1):

@@ -39,8 +39,9 @@ def clean_tail(answer: str) -> str:
         rest = answer[math.end():]
         joined = math_run(answer, 0) if re.match(CONNECTOR_RE, rest) else None
         return joined or math.group(1).strip()
-    first = sentences(answer, semicolons=False)  # ('5; 10' is one answer, a list)
-    first_sentence = answer[:first[0][1]] if first else answer
+    line = answer.split("\n", 1)[0]
+    first = sentences(line, semicolons=False)  # ('5; 10' is one answer, a list)
+    first_sentence = line[:first[0][1]] if first else line
     spans = list(MATH_SPAN_RE.finditer(first_sentence))
     labelled = label_value(first_sentence) if spans else None
     if labelled is not None:  # "The area of $PQRS$ is 56": the span is a label

@@ -86,7 +86,8 @@ def grade_text(gold: str, answer: str, how: str) -> Verdict:
 def gold_in_sentence(gold: str, answer: str) -> str | None:
     """'So the day is Tuesday.' answers the text gold 'Tuesday': the gold's words appear once,
     whole, in a short last sentence that negates nothing and names no alternative ('or')."""
-    said = [answer.strip()[a:b].strip() for a, b in sentences(answer.strip(), semicolons=False)]
+    line = answer.strip().rsplit("\n", 1)[-1]
+    said = [line[a:b].strip() for a, b in sentences(line, semicolons=False)]
     if not said:
         return None
     last = normalise_text(said[-1])

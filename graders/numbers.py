@@ -47,6 +47,8 @@ def number_value(text: str) -> Fraction | None:
     exactly three digits is a thousands separator ('1,234'), otherwise a decimal comma ('2,5')."""
     t = text.replace("\u00a0", " ").replace("\u202f", " ").replace("\u2009", " ").replace("’", "'")
     try:
+        if t.isdigit() and t.isascii():
+            return Fraction(int(t))
         if "/" in t:
             a, b = t.split("/")
             return Fraction(int(a), int(b)) if int(b) else None
@@ -147,17 +149,18 @@ def scan_digits(text: str) -> list[Value]:
         if scale and scale.group(1).lower() in SCALE_WORDS:
             value *= SCALE_WORDS[scale.group(1).lower()]
             end = scale.end()
-        elif not percent and re.match(r"[kK](?![^\W\d_])", text[end:end + 2]):
+        elif not percent and text[end:end + 1] in "kK" and re.match(r"[kK](?![^\W\d_])", text[end:end + 2]):
             value *= 1000  # '$70k'
             end += 1
-        spaced_sign = not m.group("sign") and re.search(r"(?:^|[^\d)\s])\s*[-−]\s$", text[max(0, m_start - 4):m_start]) \
+        spaced_sign = not m.group("sign") and text[m_start - 2:m_start - 1] in ("-", "−") \
+            and re.search(r"(?:^|[^\d)\s])\s*[-−]\s$", text[max(0, m_start - 4):m_start]) \
             and not re.search(r"[\d)]\s*[-−]\s$", text[:m_start])
         if m.group("sign") or spaced_sign:
             value = -value
         unit = _unit_after(text, end)
-        if not percent and re.match(r"\s*(?:percent|per\s?cent|pct|percentage)\b", text[end:end + 14], re.I):
+        if not percent and "p" in text[end:end + 14].lower() and re.match(r"\s*(?:percent|per\s?cent|pct|percentage)\b", text[end:end + 14], re.I):
             percent = True
-        dotted = re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", m.group("num"))
+        dotted = "." in m.group("num") and re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", m.group("num"))
         alt = (-1 if m.group("sign") else 1) * int(m.group("num").replace(".", "")) if dotted and end == m.end() else None
         out.append(Value(value, m_start, end, text[m_start:end].strip(), unit=unit, percent=percent,
                          thousands=Fraction(alt) if alt is not None else None))

@@ -90,6 +90,9 @@ def char_kind(ch: str) -> str:
     return "other"
 
 
+_CANDIDATE = re.compile(r"[.!?;\n]|[^\x00-\x7f\w\s]")
+
+
 def sentences(text: str, semicolons: bool = True) -> list[tuple[int, int]]:
     """(start, end) of each sentence: split after a character named FULL STOP, QUESTION MARK,
     EXCLAMATION MARK, DANDA or ELLIPSIS, at line ends, and (`semicolons`; not between the answers of
@@ -99,6 +102,10 @@ def sentences(text: str, semicolons: bool = True) -> list[tuple[int, int]]:
     spans, start, n = [], 0, len(text)
     i = 0
     while i < n:
+        found = _CANDIDATE.search(text, i)  # (letters, digits, spaces and ASCII marks but . ! ? ; end nothing)
+        if found is None:
+            break
+        i = found.start()
         ch = text[i]
         if semicolons and ch in ";；؛" and i + 1 < len(text) and text[i + 1] in " \n" and not inside_brackets(text[start:], i - start) \
                 and text[start:i].count("$") % 2 == 0:
@@ -189,10 +196,13 @@ def clean(text: str) -> str:
     full-width forms as ASCII (not '＄', money marked so by extract.py, nor '，', which is never a
     decimal comma): same length, so the positions of the values stay."""
     text = ascii_digits(text)
-    text = "".join(_narrow(c) for c in text)
-    # LaTeX thousands written on purpose: 12{,}480, 10,\!080, 8\,076
-    text = re.sub(r"(?<=\d)(?:\{,\}|,\\!\s*)(?=\d{3})", ",", text)
-    text = re.sub(r"(?<=\d)\\,(?=\d{3})", " ", text)
+    if not text.isascii():
+        text = "".join(_narrow(c) for c in text)
+    if "\\" in text or "{" in text:  # LaTeX thousands written on purpose: 12{,}480, 10,\!080, 8\,076
+        text = re.sub(r"(?<=\d)(?:\{,\}|,\\!\s*)(?=\d{3})", ",", text)
+        text = re.sub(r"(?<=\d)\\,(?=\d{3})", " ", text)
+    if not any(c in text for c in "*_`#><"):
+        return text  # (no marks, no tags)
 
     def emphasis(m: re.Match) -> str:
         before = text[: m.start()].rstrip()[-1:]

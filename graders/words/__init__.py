@@ -74,7 +74,7 @@ def known_language(text: str) -> bool:
     where its statement holds words around its values; a short text or a script without spaces is
     not judged."""
     tail = text[-4000:]
-    if any(unicodedata.category(c) == "Lo" for c in tail):
+    if not tail.isascii() and any(unicodedata.category(c) == "Lo" for c in tail):
         return True
     spaced = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", tail)[-400:]
     return len(spaced) < 20 or any(len(w) > 2 and placed(w) for w in spaced)  # ('si', 'ya': too short to tell)
@@ -137,24 +137,28 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset("".join(map(fold, w)) for w in letter_runs(text))
 
 
+@lru_cache(maxsize=64)
+def _chars_of(text: str) -> frozenset[str]:
+    return frozenset(map(fold, set(text)))
+
+
 def _compiled(words: tuple[str, ...]) -> tuple:
     """(the tuple, its pattern, its glued entries, the words of its spaced entries by one of their
-    words, a pattern of the first characters of the entries matched anywhere or None)."""
+    words, those words, the folded first characters of the entries matched anywhere)."""
     entry = _COMPILED.get(_identity(words))
     if entry is None or entry[0] is not words:
         # ('~' alone is the tilde of '6~8', not the mark of a glued entry: no entry is empty)
         bare = {w[1:] if w.startswith("~") and len(w) > 1 else w for w in words}
         ordered = sorted(bare, key=lambda w: (-len(w), w))  # the same under any hash seed
         glued_entries = frozenset(w[1:].lower() for w in words if w.startswith("~") and len(w) > 1)
-        anywhere = {w[0] for w in bare if w.lower() in glued_entries or not is_letter(w[0])}
         by_word: dict[str, set[frozenset[str]]] = {}   # a word of a spaced entry -> the words of each such entry
         for w in bare:
             if is_letter(w[0]):
                 runs = _words(w)
                 by_word.setdefault(min(runs), set()).add(runs)
         entry = (words, re.compile("|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), re.I), glued_entries,
-                 {word: tuple(entries) for word, entries in by_word.items()},
-                 re.compile("[" + "".join(map(re.escape, sorted(anywhere))) + "]", re.I) if anywhere else None)
+                 {word: tuple(entries) for word, entries in by_word.items()}, frozenset(by_word),
+                 frozenset(fold(w[0]) for w in bare if w.lower() in glued_entries or not is_letter(w[0])))
         _COMPILED[_identity(words)] = entry
     return entry
 
@@ -185,8 +189,8 @@ def find(words: tuple[str, ...], text: str, start: int = 0, end: int | None = No
     its first characters. Where no entry can match so, there is no match and the lexicon's pattern
     (hundreds of alternatives) is not run."""
     compiled, present = _compiled(words), words_of(text)
-    if not any(entry <= present for word in compiled[3].keys() & present for entry in compiled[3][word]) \
-            and (compiled[4] is None or compiled[4].search(text) is None):
+    if (compiled[4].isdisjoint(present) or not any(entry <= present for word in compiled[4] & present for entry in compiled[3][word])) \
+            and compiled[5].isdisjoint(_chars_of(text)):
         return []
     return [m for m in compiled[1].finditer(text, start, len(text) if end is None else end) if bounded(text, m, words)]
 
