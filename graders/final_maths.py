@@ -411,13 +411,8 @@ def extract_last_number(text: str) -> str | None:
     """
     if text is None:
         return None
-    text = prepare_numbers(text)
-    last = None
-    for m in GSM_FLEX_RE.finditer(text):
-        cleaned = _clean_number(m.group())
-        if cleaned is not None:
-            last = cleaned
-    return last
+    cleaned = (_clean_number(m.group()) for m in reversed(list(GSM_FLEX_RE.finditer(prepare_numbers(text)))))
+    return next((c for c in cleaned if c is not None), None)
 
 
 def _clean_number(text: str) -> str | None:

@@ -106,6 +106,20 @@ def gold_decimal_comma(gold: str, text: str) -> str | None:
     return None
 
 
+# an integer as the reader and a GSM8K key write it (no sign on 0, no leading 0, far below the parser's digit bound)
+INTEGER_RE = re.compile(r"-?[1-9]\d{0,99}|0")
+
+
+def different_integers(gold: str, answer: str, how: str) -> Verdict:
+    """Two different integers (most wrong GSM8K answers): the verdict the whole comparison gives them
+    (normalised, parsed, compared as exact rationals), without its cost; tests hold it to that."""
+    return verdict(False, answer, "numeric", f"different numbers ({gold} vs {answer})"
+                   + (LAST_NUMBER_NOTE if how == "last-number" else ""), how)
+
+
+LAST_NUMBER_NOTE = " [answer taken from the last number in the response: no marked final answer]"
+
+
 def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True,
                       rounded_golds: bool = False) -> Verdict:
     """`rounded_golds`: a gold written with decimals is a rounded value (a pack or a user's file says
@@ -118,6 +132,8 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
 
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
+    if INTEGER_RE.fullmatch(gold) and INTEGER_RE.fullmatch(answer):
+        return different_integers(gold, answer, how)
     renamed = same_names(gold, answer)
     g_norm, a_norm = normalise(gold), normalise(renamed)
     if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text and a_norm.percent <= g_norm.percent:
@@ -197,7 +213,7 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
             decision = Decision(True, "numeric", f"rounds to the gold at its last place ({place}; the golds are rounded)")
     reason = decision.reason + note
     if how == "last-number":
-        reason += " [answer taken from the last number in the response: no marked final answer]"
+        reason += LAST_NUMBER_NOTE
     return verdict(decision.equal, answer, decision.method, reason, how)
 
 

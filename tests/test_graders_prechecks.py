@@ -1,11 +1,14 @@
-"""The cheap checks before the costly steps of a reading (issue 45 part 2) change no result.
+"""The cheap checks before the costly steps of a reading, and the fast path of two integers (issue 45
+part 2), change no result.
 
 `words.find` skips a lexicon's pattern (hundreds of case-insensitive alternatives) when no word of
 the text can open a whole-word match; numbers.py runs text2num only in the languages in which some
 word of the text is a number word alone. Both are held here to the unchecked steps: every lexicon
 on the tail of every corpus response, on Hypothesis texts built from the lexicons' own entries in
 other cases and scripts (İ, ı, ſ, ς, marks), and text2num on number words of its seven languages.
-No timing is asserted: benchmarks/graders.py measures the cost.
+Two different integers (most wrong GSM8K answers) get their verdict without the comparison's
+normalising and parsing: held to the whole comparison on every pair of the corpus that takes the fast
+path and on Hypothesis integers. No timing is asserted: benchmarks/graders.py measures the cost.
 """
 from __future__ import annotations
 
@@ -112,3 +115,47 @@ def test_text2num_languages_on_the_answer_shapes():
     missed = [c.sentence for c in shapes.generate(seed=1, per_cell=2)
               if not text2num_languages(c.sentence) <= set(numbers._number_word_languages(c.sentence))]
     assert not missed, missed[:5]
+
+
+# --- the fast path of two integers ------------------------------------------------------------------
+
+def _whole_comparison(gold: str, answer: str, how: str) -> set[str]:
+    """The verdicts of math_answer's whole comparison (the fast path switched off), under every
+    setting a caller passes."""
+    import re
+
+    from evalsuite.graders import math_answer
+
+    saved, math_answer.INTEGER_RE = math_answer.INTEGER_RE, re.compile(r"(?!)")
+    try:
+        return {repr(math_answer.grade_math_answer(gold, answer, how, answer, percent_strict=strict, rounded_golds=rounded))
+                for strict in (True, False) for rounded in (True, False)}
+    finally:
+        math_answer.INTEGER_RE = saved
+
+
+def test_two_integers_get_the_whole_comparisons_verdict_on_every_corpus_pair(monkeypatch):
+    from evalsuite.graders import grade, math_answer
+
+    fired = []
+    real = math_answer.different_integers
+    monkeypatch.setattr(math_answer, "different_integers", lambda *args: fired.append(args) or real(*args))
+    spec = importlib.util.spec_from_file_location("graders_benchmark_fast", REPO / "benchmarks" / "graders.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    for c in bench.load_cases():
+        grade(c.gold, c.response, c.kind, choices=c.choices)
+    assert len(set(fired)) > 500
+    differ = [args for args in set(fired) if _whole_comparison(*args) != {repr(real(*args))}]
+    assert not differ, differ[:5]
+
+
+@settings(max_examples=300, deadline=None)
+@given(gold=st.integers(-10**99, 10**99), answer=st.integers(-10**99, 10**99),
+       how=st.sampled_from(["answer-is", "statement", "last-number", "boxed", "gsm8k", "whole", "last-equation"]))
+def test_two_integers_get_the_whole_comparisons_verdict(gold, answer, how):
+    from evalsuite.graders import math_answer
+
+    if gold != answer:
+        assert _whole_comparison(str(gold), str(answer), how) == {repr(math_answer.different_integers(str(gold), str(answer), how))}
