@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from .extract import extract_last_number, last_sentence_math, prepare_numbers, scaled_number
-from .numbers import SCALE_WORDS
+from .numbers import INTEGER_RE, SCALE_WORDS
 from .words import AND, OR_BETWEEN_VALUES, alternation
 from .gold import MATH_WORDS
 from .normalise import normalise, plain_key
@@ -104,10 +104,6 @@ def gold_decimal_comma(gold: str, text: str) -> str | None:
             or (len(whole) >= 4 and len(frac) != 3) or (money and len(frac) != 3)):
         return f"{sign}{whole}.{frac}"
     return None
-
-
-# an integer as the reader and a GSM8K key write it (no sign on 0, no leading 0, far below the parser's digit bound)
-INTEGER_RE = re.compile(r"-?[1-9]\d{0,99}|0")
 
 
 def different_integers(gold: str, answer: str, how: str) -> Verdict:

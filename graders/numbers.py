@@ -18,6 +18,8 @@ from functools import lru_cache
 from .words import AMBIGUOUS, SCALE, TEXT2NUM, is_letter, letter_runs, numbers, zh
 
 MAX_VALUES = 24            # candidate values of one statement (more: declined)
+# an integer as the reader and a GSM8K key write it (no sign on 0, no leading 0, far below the parser's digit bound)
+INTEGER_RE = re.compile(r"-?[1-9]\d{0,99}|0")
 
 
 # --- numbers in digits -------------------------------------------------------------------------

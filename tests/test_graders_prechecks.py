@@ -7,8 +7,8 @@ word of the text is a number word alone. Both are held here to the unchecked ste
 on the tail of every corpus response, on Hypothesis texts built from the lexicons' own entries in
 other cases and scripts (İ, ı, ſ, ς, marks), and text2num on number words of its seven languages.
 Two different integers (most wrong GSM8K answers) get their verdict without the comparison's
-normalising and parsing: held to the whole comparison on every pair of the corpus that takes the fast
-path and on Hypothesis integers. No timing is asserted: benchmarks/graders.py measures the cost.
+normalising and parsing, and an integer gold its kind (one numeric answer): held to the whole steps
+on every pair or gold of the corpus that takes the fast path and on Hypothesis integers. No timing is asserted: benchmarks/graders.py measures the cost.
 """
 from __future__ import annotations
 
@@ -159,3 +159,39 @@ def test_two_integers_get_the_whole_comparisons_verdict(gold, answer, how):
 
     if gold != answer:
         assert _whole_comparison(str(gold), str(answer), how) == {repr(math_answer.different_integers(str(gold), str(answer), how))}
+
+
+def _gold_steps(gold: str) -> tuple[str, bool]:
+    """infer_kind and gold_has_several of a gold, with and without their integer fast path."""
+    import re
+
+    from evalsuite.graders import gold as gold_module
+
+    fast = (gold_module.infer_kind.__wrapped__(gold), gold_module.gold_has_several.__wrapped__(gold))
+    saved, gold_module.INTEGER_RE = gold_module.INTEGER_RE, re.compile(r"(?!)")
+    try:
+        assert fast == (gold_module.infer_kind.__wrapped__(gold), gold_module.gold_has_several.__wrapped__(gold)), gold
+    finally:
+        gold_module.INTEGER_RE = saved
+    return fast
+
+
+@settings(max_examples=200, deadline=None)
+@given(gold=st.integers(-10**99, 10**99))
+def test_an_integer_gold_is_one_numeric_answer_as_its_whole_reading_says(gold):
+    assert _gold_steps(str(gold)) == ("numeric", False)
+
+
+def test_every_integer_gold_of_the_corpus_reads_as_before():
+    from evalsuite.graders import gold as gold_module
+    from evalsuite.graders.numbers import INTEGER_RE
+
+    spec = importlib.util.spec_from_file_location("graders_benchmark_golds", REPO / "benchmarks" / "graders.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    golds = {gold_module.gold_answer(c.gold)[0] for c in bench.load_cases()}
+    integers = [g for g in golds if INTEGER_RE.fullmatch(g)]
+    assert len(integers) > 300
+    for g in integers:
+        _gold_steps(g)
