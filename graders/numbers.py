@@ -236,6 +236,8 @@ def _generic_runs(text: str) -> list[tuple[int, int, int, int]]:
     """(start, end, value, words) of each run of number words in `text`: words separated by
     spaces, a word of the vocabulary or 'و' + one (Arabic writes 'وعشرون'), or a run of letters
     made of vocabulary words only (Thai writes no spaces: 'หนึ่งร้อยสามสิบห้า')."""
+    if all(_split_glued(w) is None for w in letter_runs(text)):
+        return []  # (number words are letters: a run of them is a run of letters of the text)
     runs, current = [], []
     pos = 0
     for m in re.finditer(r"\S+", text):

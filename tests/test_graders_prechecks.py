@@ -195,3 +195,20 @@ def test_every_integer_gold_of_the_corpus_reads_as_before():
     assert len(integers) > 300
     for g in integers:
         _gold_steps(g)
+
+
+GENERIC = sorted(numbers.GENERIC_WORDS)
+number_word_texts = st.lists(st.one_of(st.sampled_from(GENERIC), st.sampled_from(PIECES), st.sampled_from(OTHER_WORDS)),
+                             max_size=10).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(number_word_texts, number_word_texts.map(lambda t: t.replace(" ", "")), texts))
+def test_number_words_are_looked_for_only_where_a_run_of_letters_is_made_of_them(text):
+    """_generic_runs passes over a text none of whose runs of letters is made of number words."""
+    checked = numbers._generic_runs(text)
+    saved, numbers.letter_runs = numbers.letter_runs, lambda _: (GENERIC[0],)  # a run that always is one
+    try:
+        assert checked == numbers._generic_runs(text)
+    finally:
+        numbers.letter_runs = saved
