@@ -143,7 +143,7 @@ def _chars_of(text: str) -> frozenset[str]:
 
 
 def _compiled(words: tuple[str, ...]) -> tuple:
-    """(the tuple, its pattern, its glued entries, the words of its spaced entries by one of their
+    """(the tuple, its alternatives, its glued entries, the words of its spaced entries by one of their
     words, those words, the folded first characters of the entries matched anywhere)."""
     entry = _COMPILED.get(_identity(words))
     if entry is None or entry[0] is not words:
@@ -156,7 +156,7 @@ def _compiled(words: tuple[str, ...]) -> tuple:
             if is_letter(w[0]):
                 runs = _words(w)
                 by_word.setdefault(min(runs), set()).add(runs)
-        entry = (words, re.compile("|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), re.I), glued_entries,
+        entry = (words, "|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), glued_entries,
                  {word: tuple(entries) for word, entries in by_word.items()}, frozenset(by_word),
                  frozenset(fold(w[0]) for w in bare if w.lower() in glued_entries or not is_letter(w[0])))
         _COMPILED[_identity(words)] = entry
@@ -164,8 +164,14 @@ def _compiled(words: tuple[str, ...]) -> tuple:
 
 
 def pattern(words: tuple[str, ...]) -> re.Pattern:
-    """One pattern for a lexicon, longest entries first (boundaries: see find)."""
-    return _compiled(words)[1]
+    """One pattern for a lexicon, longest entries first (boundaries: see find); compiled when first
+    run (most lexicons never pass find's precheck on most statements)."""
+    return _pattern(_compiled(words)[1])
+
+
+@lru_cache(maxsize=None)
+def _pattern(alternatives: str) -> re.Pattern:
+    return re.compile(alternatives, re.I)
 
 
 def _glued(words: tuple[str, ...]) -> frozenset[str]:
@@ -192,7 +198,7 @@ def find(words: tuple[str, ...], text: str, start: int = 0, end: int | None = No
     if (compiled[4].isdisjoint(present) or not any(entry <= present for word in compiled[4] & present for entry in compiled[3][word])) \
             and compiled[5].isdisjoint(_chars_of(text)):
         return []
-    return [m for m in compiled[1].finditer(text, start, len(text) if end is None else end) if bounded(text, m, words)]
+    return [m for m in _pattern(compiled[1]).finditer(text, start, len(text) if end is None else end) if bounded(text, m, words)]
 
 
 def whole(words: tuple[str, ...], text: str) -> bool:
