@@ -1,4 +1,5 @@
-"""The reading of a statement: its values (numbers.py) and the words around each, read once.
+"""The reading of a statement: its values (numbers.py's numbers, or option letters) and the words
+around each, read once.
 
 A final answer written as a sentence ("So Tom needs 14 jars, not 12.", "答案是15元，不是12元。",
 "अतः उत्तर 14 है, 12 नहीं।", "Es sind entweder 6 oder 8.") is read into a `Reading`: its candidate
@@ -16,6 +17,8 @@ after "because", a circumstance "in 2.5 hours"). `decide` then says what the sta
 
 Where the structure is unclear -- maths beyond plain numbers (variables, LaTeX, an expression
 without its value) -- `read_statement` declines (None) and the maths readers of extract.py decide.
+Option letters are values of the same `Reading` (`read_letters`, below: negated, retracted, talked
+about, a hedge), decided by the same `decide`; choice.py reads a reply's final statement so.
 Clauses are split by Unicode punctuation and contrast words; letters and digits told by their
 Unicode category: no list of scripts, no list of nouns or verbs. Pure string work, bounded:
 statements of at most MAX_STATEMENT characters, every regex linear.

@@ -9,13 +9,13 @@ Order (the first rule that finds something wins, and says so in `how`):
   gsm8k        "A: 21" (a line holding only a number) and "#### 42"
   last-equation  the final sentence ends an equation chain of numbers: its value after the
                last '=' ("所以一共有4 + 7 = 11只猫和狗。" -> 11)
-  statement    (a gold that is one number) the final statement read by statement.py: its one
+  statement    (a gold that is one number) the final statement read by clauses.py: its one
                asserted value, never a negated one; several values, a hedge or a bound give no
                answer of one value
   whole        a short one-line response is the answer itself
   last-number  the last number in the text, a last resort (a grader may treat it with care)
 
-For a gold that is one number, the words after an answer cue are read by statement.py too
+For a gold that is one number, the words after an answer cue are read by clauses.py too
 ("The answer is 14 jars, not 12." -> 14; "Answer: 2 or 400" -> a hedge), and a later sentence
 that corrects them ("Wait, no: it's 16.") wins.
 
@@ -62,7 +62,7 @@ NUMBER_RE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 class Extraction:
     """The answer read from a response and how: `answer` None when nothing was found; `refusal`
     set when the final statement gives no answer of one value (a hedge, a bound, only negated
-    values: the verdict is wrong, with this reason); `note` what statement.py read."""
+    values: the verdict is wrong, with this reason); `note` what clauses.py read."""
 
     answer: str | None
     how: str
@@ -83,7 +83,7 @@ def extract_answer(response: str, several: bool = False, numeric: bool = False) 
 def read_answer(response: str, several: bool = False, numeric: bool = False) -> Extraction:
     """The answer of a response (see _extract_answer); money marked while reading ('＄') is
     written '$' again. `numeric`: the gold is one number, so a statement in prose is read by
-    statement.py (its asserted value, never a negated one, no hedge)."""
+    clauses.py (its asserted value, never a negated one, no hedge)."""
     found = _extract_answer(response, several, numeric)
     if not isinstance(found, Extraction):
         found = Extraction(*found)

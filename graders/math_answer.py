@@ -23,7 +23,7 @@ from .verdict import Verdict, verdict
 
 def number_word(answer: str) -> str | None:
     """'There are three ways.' -> '3', 'thirty-four' -> '34': the one value of a short answer
-    written in words (statement.py reads them, in the languages it knows); None otherwise."""
+    written in words (clauses.py reads them, in the languages it knows); None otherwise."""
     from .clauses import read_statement
 
     if len(answer) > 300:
@@ -249,7 +249,7 @@ NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|&|{alternation(AND,
 
 
 def prose_numbers(answer: str, several: bool) -> str | None:
-    """The number a sentence gives: the one value statement.py reads in it ("I get 6 ways, not
+    """The number a sentence gives: the one value clauses.py reads in it ("I get 6 ways, not
     5." -> 6; a hedge, several values or a bound give none); where it reads no structure, its
     last number ('2.5 million' as one), or, when the gold has several answers, the last run of
     numbers joined by and/or/commas ('are 3 and 5')."""
