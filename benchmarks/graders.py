@@ -6,6 +6,7 @@
     python benchmarks/graders.py --cases-only --only round3_   # one batch of case files
     python benchmarks/graders.py --shapes-only   # only the generated answer shapes
     python benchmarks/graders.py --shapes-only --per-cell 20 --show-errors
+    python benchmarks/graders.py --gsm8k-cost --against /tmp/before   # a GSM8K grade per item, beside other graders
 
 Part 1, labelled cases (tests/grader_cases/*.txt and *.jsonl): accuracy, false-negative rate
 (equal pairs graded not equal) and false-positive rate (unequal pairs graded equal, undecided
@@ -16,6 +17,8 @@ Part 2, MATH-500 (shared/data/math500/test.jsonl or $EVALSUITE_DATA_DIR): each g
 against the last \\boxed{} of its own reference solution (all should be equal), and against a
 shuffled gold (nearly all should be unequal). Reports verdicts/s and p50/p99 latency on one
 core (one thread; the sympy worker pool is warmed up first and its start is not timed).
+Part 4 (`--gsm8k-cost [--against DIR]`): the CPU of a GSM8K grade per item, as a run grades the stub's
+answers, beside a copy of other graders timed in the same process.
 Part 3, answer shapes (tests/answer_shapes.py): real GSM8K working whose final sentence is
 generated in the shapes chat models write (units, contrasts in both orders, hedges, number words,
 other scripts and digits, template debris; nineteen languages), graded with kind="numeric":
@@ -399,6 +402,57 @@ def run_shapes(show_errors: bool, per_cell: int, seed: int) -> dict:
     return {**by_shape["all"], **latency, "by_shape": by_shape, "by_language": by_language}
 
 
+def load_graders_copy(folder: str):
+    """A copy of graders/ (e.g. `git worktree add /tmp/before <rev>`, or `git archive <rev> graders`
+    unpacked) imported as a package of its own, beside evalsuite.graders, for timings in one process."""
+    import importlib.util
+
+    path = Path(folder).resolve()
+    path = path / "graders" if (path / "graders" / "__init__.py").exists() else path
+    spec = importlib.util.spec_from_file_location("graders_against", path / "__init__.py", submodule_search_locations=[str(path)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["graders_against"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_gsm8k_cost(against: str | None, rounds: int = 3) -> dict:
+    """Part 4 (issue 45): the cost of grading a GSM8K answer as a run does, per item, CPU, one thread:
+    the 1,319 test items answered as benchmarks/fixed_cost.py's stub answers ("The answer is N"), each
+    item new to the process in the first pass (the graders' caches warmed on 300 other answers). The
+    pack's grade: graders.grade with kind numeric, and lm-eval's strict and flexible extractions.
+    `against`: a copy of other graders, timed in the same process, alternating which goes first."""
+    import statistics
+    import zlib
+
+    from evalsuite import graders as current
+    from evalsuite.tasks import LoadOptions, open_pack
+
+    items = open_pack("gsm8k", None).load(LoadOptions(data_dir=str(data_dir())))
+    sides = {"current": current, **({"against": load_graders_copy(against)} if against else {})}
+
+    def grade_items(g, pairs):
+        for gold, answer in pairs:
+            g.grade(gold, answer, kind="numeric")
+            g.extract_gsm8k_strict(answer)
+            g.extract_last_number(answer)
+
+    for g in sides.values():
+        grade_items(g, [(str(7000 + i), f"The answer is {13000 + i}") for i in range(300)])
+    result: dict[str, list[float]] = {name: [] for name in sides}
+    for n in range(rounds):
+        pairs = [(item.gold, f"The answer is {(zlib.crc32(item.id.encode()) + n) % 1000}") for item in items]
+        for name in sorted(sides, reverse=n % 2 == 1):
+            t0 = time.process_time()
+            grade_items(sides[name], pairs)
+            result[name].append(1000 * (time.process_time() - t0) / len(pairs))
+    report = {name: {"ms_per_item_median": round(statistics.median(v), 4), "rounds": [round(x, 4) for x in v]}
+              for name, v in result.items()}
+    print(f"\nGSM8K grade cost, {len(items)} stub answers a round, CPU per item, one thread: "
+          + "; ".join(f"{name} {r['ms_per_item_median']:.3f} ms" for name, r in report.items()))
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases-only", action="store_true")
@@ -407,11 +461,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes-only", action="store_true", help="only the generated answer shapes (part 3)")
     parser.add_argument("--per-cell", type=int, default=10, help="answer shapes: cases per shape and language (default 10)")
     parser.add_argument("--seed", type=int, default=0, help="answer shapes: the generator's seed (default 0)")
+    parser.add_argument("--gsm8k-cost", action="store_true", help="only part 4: the cost of a GSM8K grade per item")
+    parser.add_argument("--against", metavar="DIR", help="part 4: a copy of other graders (a folder holding graders/) "
+                                                          "timed in the same process")
     args = parser.parse_args(argv)
     from evalsuite.graders import sandbox
     sandbox.prestart(block=True)  # the sympy worker starts outside the timings
     sandbox.run("ping")
     report = {}
+    if args.gsm8k_cost:
+        print(json.dumps(run_gsm8k_cost(args.against), indent=2))
+        return 0
     if not args.shapes_only:
         report["cases"] = run_cases(args.show_errors, args.only)
         if not args.only:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from . import region, words
-from .choice_statement import ARTICLE_A, CORRECTION, Statement, final_sentences, latin_lookalikes, read_statement
+from .clauses import ARTICLE_A, TAKES_BACK, Reading, read_letters
+from .decide import final_letters
 
 __all__ = ["extract_choice", "MAX_RESPONSE_CHARS"]
 
@@ -34,6 +35,50 @@ MAX_RESPONSE_CHARS = 20_000     # the final answer is at the end; a longer text 
 LETTERS = "ABCDEFGHIJ"
 DEFAULT_N_CHOICES = 5           # A-E when the option texts are not given
 MIN_OPTION_TEXT = 2             # shorter option texts ("1", "是") are never matched as text
+
+# --- look-alike letters --------------------------------------------------------------------
+
+# a character table, not a list of scripts: capitals that look like the Latin option letters
+LOOKALIKES = str.maketrans({
+    "\u0410": "A", "\u0412": "B", "\u0421": "C", "\u0415": "E", "\u041d": "H", "\u0406": "I", "\u0408": "J",  # Cyrillic
+    "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0397": "H", "\u0399": "I",                              # Greek
+})
+LOOKALIKE_CHARS = "".join(chr(c) for c in LOOKALIKES)
+_LOOKALIKE_RE = re.compile(f"[{LOOKALIKE_CHARS}]")
+# the words that may follow a look-alike letter standing alone: they join letters (`В и С`, `А или В`)
+_JOINING_WORD = re.compile(rf"\s+{words.alternation(words.AND, words.OR, words.CONTRAST, words.NEGATE_BEFORE)}")
+_NEXT_WORD = re.compile(r"\s+(\w)")
+
+
+def _script(c: str) -> str:
+    """The first word of the character's Unicode name: CYRILLIC, GREEK, LATIN …"""
+    return unicodedata.name(c, "?").split(" ")[0]
+
+
+def _cased(c: str) -> bool:
+    """A letter of a script with capitals (Latin, Greek, Cyrillic …), or a digit: a look-alike
+    beside one is part of a word. Beside a letter without case (CJK, kana, Hangul) it is alone."""
+    return c.isdigit() or (c.isalpha() and (c.isupper() or c.islower()))
+
+
+def latin_lookalikes(text: str) -> str:
+    """`Ответ: В` -> `Ответ: B`, `答えはΒです` -> `答えはBです`; `В данном случае` (the word
+    before a lower-case word) stays."""
+    if not _LOOKALIKE_RE.search(text):
+        return text
+
+    def alone(m: re.Match) -> str:
+        at = m.start()
+        if (at > 0 and _cased(text[at - 1])) or (m.end() < len(text) and _cased(text[m.end()])):
+            return m.group()
+        word = _NEXT_WORD.match(text, m.end())
+        if word and word.group(1).islower() and _script(word.group(1)) == _script(m.group()) \
+                and not _JOINING_WORD.match(text, m.end()):
+            return m.group()  # a word of its own, before a word of its script: the preposition В, the conjunction А
+        return m.group().translate(LOOKALIKES)
+
+    return _LOOKALIKE_RE.sub(alone, text)
+
 
 # --- normalisation -------------------------------------------------------------------------
 
@@ -260,7 +305,7 @@ def _cycles(text: str, cues: list[re.Match], valid: str, choices: Sequence[str])
             named.append((match, letters))
     if len(named) < 3 or len({letters for _, letters in named}) < 2:
         return None
-    if CORRECTION.search(text, named[-2][0].end(), named[-1][0].start()):
+    if TAKES_BACK.search(text, named[-2][0].end(), named[-1][0].start()):
         return None  # 'The answer is C. … incorrect. The correct answer is D.': the last one corrects
     return ", ".join(dict.fromkeys(letters for _, letters in named))
 
@@ -388,8 +433,8 @@ def _rule_leading_letter(text: str, valid: str) -> Decision | None:
         rest = line[read.end:]
         if re.match(r"\s*[、,/&+]\s*[A-J](?![A-Za-z])", rest):
             continue  # a list of letters that does not end: no answer
-        others = {m.letter for m in read_statement(line, valid).mentions if m.asserted and m.start >= read.end
-                  and not (m.start and unicodedata.category(line[m.start - 1])[0] == "S")}  # '120 °C' is a unit
+        others = {v.value for v in read_letters(line, valid).values if not (v.negated or v.retracted or v.weak) and v.start >= read.end
+                  and not (v.start and unicodedata.category(line[v.start - 1])[0] == "S")}  # '120 °C' is a unit
         if others - set(read.letters):
             continue  # the line names another letter after it ('C är fel, D är rätt'): it does not open with its answer
         if rest.strip() == "" or re.match(r"\s*[)\]】.:、．,]|\s+\S", rest) and not re.match(rf"\s*{_A(words.COPULA, words.OR, words.AND)}", rest):
@@ -434,28 +479,28 @@ def _rule_lone_letter(text: str, valid: str) -> Decision | None:
     return None
 
 
-def _final_statement(text: str, valid: str) -> Statement | None:
+def _final_statement(text: str, valid: str) -> Reading | None:
     """The last line that names an option letter, among the last three (not a list of options)."""
     lines = _lines(text)
     if not lines or _ends_with_option_list(lines, valid):
         return None
     for line in reversed(lines[-3:]):
-        statement = final_sentences(line, valid)
+        statement = final_letters(line, valid)
         if statement is not None:
             return statement
     return None
 
 
-def _rule_statement(statement: Statement | None, n_gold: int) -> Decision | None:
+def _rule_statement(statement: Reading | None, n_gold: int) -> Decision | None:
     """A final statement that negates, corrects or hedges decides: the one letter it asserts
     ("D, not B", "B? No, D."), alternatives ("A or C") are no choice; several asserted letters
     for a one-letter gold are given as they are (and graded wrong)."""
     if statement is None or not statement.decisive:
         return None
-    snippet = statement.text[:80]
-    if statement.hedged:
+    snippet = statement.statement[:80]
+    if statement.kind == "hedge":
         return None, f"ambiguous: the final statement offers alternatives: {snippet!r}"
-    asserted = "".join(sorted(statement.asserted))
+    asserted = "".join(sorted(statement.stated))
     if not asserted:
         return None  # only rejected letters: the other rules read on, never choosing those
     rejected = ", ".join(sorted(statement.rejected)) or "none"
@@ -463,7 +508,7 @@ def _rule_statement(statement: Statement | None, n_gold: int) -> Decision | None
     return asserted, f"statement-{how}: asserts {asserted}, rejects {rejected}: {snippet!r}"
 
 
-def _stated_before(text: str, valid: str, statement: Statement | None) -> Decision | None:
+def _stated_before(text: str, valid: str, statement: Reading | None) -> Decision | None:
     """An answer cue with more lines after it ('答案：B\\n解析：A项错误…', 'Answer: C\\n\\nA would …, B …'):
     the lines after it explain, and the letters they reject are the other options. Unless they reject
     the stated letters ('The answer is (G). … So G does not work; … (H).'): then the stated answer
@@ -476,14 +521,14 @@ def _stated_before(text: str, valid: str, statement: Statement | None) -> Decisi
     read = _read_group(text, cue.end(), valid)
     after = text[read.end:]
     if read.alternatives or read.cut or "\n" not in after.strip(" .。)）") or _BOXED.search(after) \
-            or statement is not None and (statement.corrected or statement.hedged) \
+            or statement is not None and (statement.corrected or statement.kind == "hedge") \
             or _lone_letter_line_after(text, read.end, valid) not in (None, read.letters):
         return None  # (a later line of one other letter: two final answers, the cue rule says so)
-    rejected = set().union(*(read_statement(s, valid).rejected for s in re.split(r"(?<=[.!?。！？；;])\s+|\n", after) if s.strip()))
+    rejected = set().union(*(read_letters(after[a:b], valid).rejected for a, b in region.sentences(after)))
     snippet = _snippet(text, cue.start(), read.end + 1)
     if not rejected & set(read.letters):
         return read.letters, f"answer-first: {snippet!r}, the lines after it explain"
-    asserted = "".join(sorted(statement.asserted - rejected)) if statement is not None else ""
+    asserted = "".join(sorted(statement.stated - rejected)) if statement is not None else ""
     if asserted and not set(asserted) & set(read.letters):
         return asserted, f"disowned: {snippet!r} rejected later; the final statement asserts {asserted}"
     return None, f"ambiguous: the stated answer {read.letters} is rejected later ({snippet!r})"

@@ -1,4 +1,5 @@
-"""The reading of a statement: its values (numbers.py) and the words around each, read once.
+"""The reading of a statement: its values (numbers.py's numbers, or option letters) and the words
+around each, read once.
 
 A final answer written as a sentence ("So Tom needs 14 jars, not 12.", "答案是15元，不是12元。",
 "अतः उत्तर 14 है, 12 नहीं।", "Es sind entweder 6 oder 8.") is read into a `Reading`: its candidate
@@ -16,6 +17,8 @@ after "because", a circumstance "in 2.5 hours"). `decide` then says what the sta
 
 Where the structure is unclear -- maths beyond plain numbers (variables, LaTeX, an expression
 without its value) -- `read_statement` declines (None) and the maths readers of extract.py decide.
+Option letters are values of the same `Reading` (`read_letters`, below: negated, retracted, talked
+about, a hedge), decided by the same `decide`; choice.py reads a reply's final statement so.
 Clauses are split by Unicode punctuation and contrast words; letters and digits told by their
 Unicode category: no list of scripts, no list of nouns or verbs. Pure string work, bounded:
 statements of at most MAX_STATEMENT characters, every regex linear.
@@ -28,10 +31,10 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .numbers import MAX_VALUES, Declined, Value, scan_digits, scan_words, show
-from .region import ascii_digits, char_kind
-from .words import (ADJUNCT_AFTER, ADJUNCT_BEFORE, AND, BOUND_AFTER, BOUND_BEFORE, COMMENT, CONCLUDE, CONTRAST, COPULA,
-                    CORRECTION, NEGATE_AFTER, NEGATE_BEFORE, NO, NOT_NEGATION, OR, OR_BETWEEN_VALUES, RANGE_START, RANGE_TO,
-                    REASON, ends, find, is_letter, opens, placed, whole)
+from .region import asked, char_kind, clean, plain_maths
+from .words import (ADJUNCT_AFTER, ADJUNCT_BEFORE, AND, ARTICLE, BOUND_AFTER, BOUND_BEFORE, COMMENT, CONCLUDE, CONTRAST, COPULA,
+                    CORRECTION, EXCLUDE, MODAL, NEGATE_AFTER, NEGATE_BEFORE, NO, NOT_NEGATION, OPTION, OR, OR_BETWEEN_VALUES,
+                    RANGE_START, RANGE_TO, REASON, RIGHT, alternation, ends, find, is_letter, opens, placed, whole)
 
 MAX_STATEMENT = 600        # characters of one statement that are read
 BIND_WORDS = 4             # a negation binds a value at most this many words away
@@ -46,10 +49,26 @@ class Reading:
     kind: str
     values: tuple[Value, ...]
     statement: str
+    corrected: bool = False   # letters: one taken back, or the statement opens with a correction
 
     @property
     def asserted(self) -> tuple[Value, ...]:
-        return tuple(v for v in self.values if not (v.negated or v.bound or v.alternative or v.working or v.weak))
+        return tuple(v for v in self.values if not (v.negated or v.bound or v.alternative or v.working or v.weak or v.retracted))
+
+    @property
+    def stated(self) -> set:
+        """The values said to be the answer, a hedge's included (neither negated, retracted nor talked about)."""
+        return {v.value for v in self.values if not (v.negated or v.retracted or v.weak)}
+
+    @property
+    def rejected(self) -> set:
+        """The values the statement negates or takes back, and never states."""
+        return {v.value for v in self.values if (v.negated or v.retracted) and not v.weak} - self.stated
+
+    @property
+    def decisive(self) -> bool:
+        """The statement's structure says something its values alone do not: a hedge, a correction, a negation."""
+        return self.kind == "hedge" or self.corrected or any(v.negated for v in self.values)
 
     @property
     def answer(self) -> str | None:
@@ -95,66 +114,6 @@ class Reading:
 # maths that the structure does not read: a LaTeX command, a variable beside an operator, a power
 MATHS_RE = re.compile(r"\\(?!text\b|textbf\b|mathrm\b|,|!|;|%|\$|quad\b|qquad\b)[a-zA-Z]+|\^|"
                       r"(?<![^\W\d_])[a-zA-Z](?![^\W\d_])\s*[=+*/<>]|[=+*/<>]\s*[a-zA-Z](?![^\W\d_])|\d[a-zA-Z](?![^\W\d_])\s*[=+*/^]")
-MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,400}?)\$\$|\$([^$]{1,400}?)\$|\\\((.{1,400}?)\\\)|\\\[(.{1,400}?)\\\]", re.S)
-
-
-def plain_maths(text: str) -> str | None:
-    """The statement with its maths spans holding only a number written as that number
-    ('$14$ jars' -> '14 jars', '$1{,}234$' -> '1,234', '$\\frac{3}{4}$' -> '3/4'); None when a span
-    holds more (a formula: the maths readers decide)."""
-    if "$" not in text and "\\(" not in text and "\\[" not in text:
-        return text
-    out, pos = [], 0
-    for m in MATH_SPAN_RE.finditer(text):
-        inner = re.sub(r",\\!\s*", ",", next(g for g in m.groups() if g is not None)).replace("{,}", ",").replace("\\,", "")
-        inner = re.sub(r"\\text\{\s*([^{}]*)\}", r" \1", inner).strip()
-        frac = re.fullmatch(r"\\[dt]?frac\{(\d+)\}\{(\d+)\}", inner)
-        if frac:
-            inner = f"{frac.group(1)}/{frac.group(2)}"
-        elif not re.fullmatch(r"[-−]?\d[\d,.]*(?:\\?%)?(?:\s+[^\W\d_][^\W\d_\s]*)?", inner):
-            return None
-        out.append(text[pos:m.start()] + inner.replace("\\%", "%"))
-        pos = m.end()
-    out.append(text[pos:])
-    return "".join(out)
-
-
-HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,10}(?:\s[^<>\n]{0,60})?/?>")
-
-
-def clean(text: str) -> str:
-    """Markdown emphasis and code marks as spaces ('**14**'), digits of any script as ASCII,
-    full-width forms as ASCII (not '＄', money marked so by extract.py, nor '，', which is never a
-    decimal comma): same length, so the positions of the values stay."""
-    text = ascii_digits(text)
-    text = "".join(_narrow(c) for c in text)
-    # LaTeX thousands written on purpose: 12{,}480, 10,\!080, 8\,076
-    text = re.sub(r"(?<=\d)(?:\{,\}|,\\!\s*)(?=\d{3})", ",", text)
-    text = re.sub(r"(?<=\d)\\,(?=\d{3})", " ", text)
-
-    def emphasis(m: re.Match) -> str:
-        before = text[: m.start()].rstrip()[-1:]
-        after = text[m.end():].lstrip()[:1]
-        spaced = text[m.start() - 1: m.start()] == " " and text[m.end(): m.end() + 1] == " "
-        operator = m.group()[0] == "*" and len(m.group()) <= 2 and (
-            spaced or (before.isdigit() or before == ")") and (after.isdigit() or after == "("))
-        return m.group() if operator else " " * len(m.group())  # ' * ' and '3*4' multiply; '*14*' is emphasis
-    text = re.sub(r"\*+|(?<![^\W_])_+|_+(?![^\W_])|`+|^[ \t]*[#>]+|(?<=\n)[ \t]*[#>]+", emphasis, text)
-    # markup tags ('<b>18</b>', '<span class="x">'): marks like '**', not words
-    text = HTML_TAG_RE.sub(lambda m: " " * len(m.group()), text)
-    return text
-
-
-@lru_cache(maxsize=4096)
-def _narrow(ch: str) -> str:
-    """A full-width form as its ASCII character (its Unicode decomposition is '<wide> …'), but
-    '＄' (money, marked so by extract.py) and '，' (never a decimal comma)."""
-    if ch in "\uff04\uff0c" or ch.isascii() or not unicodedata.decomposition(ch).startswith("<wide>"):
-        return ch
-    narrow = unicodedata.normalize("NFKC", ch)
-    return narrow if len(narrow) == 1 else ch
-
-
 def _words_between(text: str) -> int:
     """Words in a gap: runs of letters, marks or digits between spaces and punctuation."""
     return sum(1 for token in re.split(r"[\s,.;:!?、，。：；]+", text) if any(c.isalnum() or is_letter(c) for c in token))
@@ -162,7 +121,8 @@ def _words_between(text: str) -> int:
 
 # --- relations ---------------------------------------------------------------------------------
 
-def _clauses(text: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=64)  # (asked twice a statement: its negations and its bounds)
+def _clauses(text: str) -> tuple[tuple[int, int], ...]:
     """(start, end) of the clauses of a sentence: split at commas, semicolons, colons, dashes,
     brackets and contrast words ('but', 'sondern', 'а', '而是', 'بل', 'แต่')."""
     cuts = {0, len(text)}
@@ -173,10 +133,10 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     for m in find(CONTRAST, text):
         cuts.add(m.start())
     points = sorted(cuts)
-    return [(a, b) for a, b in zip(points, points[1:]) if b > a]
+    return tuple((a, b) for a, b in zip(points, points[1:]) if b > a)
 
 
-def _clause_of(clauses: list[tuple[int, int]], pos: int) -> tuple[int, int]:
+def _clause_of(clauses: tuple[tuple[int, int], ...], pos: int) -> tuple[int, int]:
     for a, b in clauses:
         if a <= pos < b:
             return a, b
@@ -486,7 +446,7 @@ def _subject_terms(text: str, values: list[Value]) -> list[Value]:
     by units and function words only, then a predicate, then one value: the values before it are the
     subject's terms (working). No verb list: the predicate is a copula or a word no role places; a
     word right before the subject's first value must be placed ('She bought 3 …' is no subject)."""
-    if any(v.alternative for v in values):
+    if len(values) < 2 or any(v.alternative for v in values):
         return values
     known = sum(placed(t) for t in re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", text)) >= 2
     for k in range(len(values) - 1, 0, -1):
@@ -521,12 +481,12 @@ def _mark_corrected(text: str, values: list[Value]) -> list[Value]:
 def decide(values: list[Value]) -> str:
     """The kind of reading: see the module's docstring."""
     alternatives = {v.value for v in values if v.alternative and not v.negated}
-    strong = [v for v in values if not (v.negated or v.bound or v.alternative or v.working or v.weak)]
+    strong = [v for v in values if not (v.negated or v.bound or v.alternative or v.working or v.weak or v.retracted)]
     if len(alternatives) > 1:
         return "hedge"
     distinct = {v.value for v in strong}
     plain = {v.value for v in strong if not v.percent}
-    if len(distinct) == 2 and any(v.percent and v.value / 100 in plain for v in strong):
+    if len(distinct) == 2 and any(v.percent and v.value / 100 in plain for v in strong if not isinstance(v.value, str)):
         distinct = plain  # '$\\frac{1}{2}$, i.e. 50%': one value twice
     if len(alternatives) == 1 and not distinct - alternatives:
         return "one" if distinct else "hedge"
@@ -539,3 +499,102 @@ def decide(values: list[Value]) -> str:
     if any(v.negated for v in values):
         return "negated"
     return "none"
+
+
+# --- letters -------------------------------------------------------------------------------------
+# An option letter is one more value, read with the roles of the same lexicons: 'not B', 'B değil',
+# 'C n'est pas juste' negate it; 'B? No, D.' and 'first B, but D' take it back (retracted); 'A or C'
+# offers alternatives (a hedge); 'C and D are unrelated' talks about it (weak: named, not stated). A
+# letter has no unit and no operator: it is bound within its clause, told by punctuation, whatever
+# the words between, and a list of letters shares what is said of its last one ('A and B are wrong').
+
+LETTER_RE = re.compile(r"(?<![A-Za-z0-9])([A-J])(?![A-Za-z0-9])(?![-'’][A-Za-z])")
+MAX_LETTERS = 12          # more letters than that is a list of options, not a statement
+_A = alternation
+LETTER_NEGATION = re.compile(_A(NEGATE_BEFORE, EXCLUDE), re.I)   # 'not B', 'n'est pas B', 'не B', '不是B', '排除B'
+# right after the letter: 'B değil', 'B नहीं', 'Bではなく', 'B is wrong', 'B is not', 'B can be ruled out'
+NEGATED_AFTER = re.compile(rf"\s*(?:{_A(OPTION)}\s*)?(?:(?:{_A(COPULA, MODAL)}\s*)*{_A(NEGATE_AFTER)}"
+                           rf"|(?:{_A(COPULA, MODAL)}\s*)+{_A(NEGATE_BEFORE, EXCLUDE)})", re.I)
+# what takes an earlier letter back (a glued 'no' of one character is part of other words: 不 in 不可逆)
+TAKES_BACK = re.compile(_A(CONTRAST, CORRECTION, tuple(w for w in NO if len(w) > 2 or not w.startswith("~"))), re.I)
+OR_GAP = re.compile(rf"[)\]）】]?\s*{_A(OR)}\s*(?:{_A(OPTION)}\s*)?[(\[（【]?\s*$", re.I)     # 'A or C', 'A 或 C', 'AかC'
+LIST_GAP = re.compile(rf"[)\]）】]?\s*(?:,|、|/|&|{_A(AND)})?\s*[(\[（【]?\s*$", re.I)   # 'A and B', 'A、B'
+SAID_OF = re.compile(rf"\s*(?:{_A(OPTION)}\s*)?{_A(COPULA, MODAL)}", re.I)                  # 'A is also plausible'
+CALLED_RIGHT = re.compile(rf"\s*(?:{_A(OPTION)}\s*)?(?:{_A(COPULA, MODAL)}\s*)?(?:{_A(ARTICLE)}\s+)?{_A(RIGHT)}", re.I)
+# the article 'A' before a word ('A resposta é B'), not before a word that joins, negates or says something of a letter
+ARTICLE_A = re.compile(rf"A\s+(?!{_A(OR, AND, NEGATE_BEFORE, NO, COPULA, CONTRAST, REASON, RANGE_TO)})[a-zà-öø-ÿ]")
+CLAUSE_END = re.compile(r"[,，;；:：.。!！?？،؛।…\n]|\s[-–—]\s")
+# the negations after what they deny ('wrong', 'falsch', '不对'), but a glued one of one character ('错': 没错 is correct)
+SPACED_NEGATE_AFTER = tuple(w for w in NEGATE_AFTER if not w.startswith("~") or len(w) > 2)
+
+
+def _clause_end(text: str, pos: int) -> int:
+    end = CLAUSE_END.search(text, pos)
+    return end.start() if end else len(text)
+
+
+def _denied_in_own_clause(text: str, v: Value, next_start: int) -> bool:
+    """A negation in the clause after the letter, with no other letter in it: the clause's predicate
+    is denied of the letter ('C n'est pas juste', 'C stimmt nicht'); the words after a label's colon
+    are said of it ('C: wrong')."""
+    end = _clause_end(text, v.end)
+    if not text[v.end:end].strip() and text[end:end + 1] in ":：":
+        end = _clause_end(text, end + 1)
+    return next_start >= end and (LETTER_NEGATION.search(text, v.end, end) is not None or bool(find(SPACED_NEGATE_AFTER, text[v.end:end])))
+
+
+def read_letters(text: str, valid: str) -> Reading:
+    """The option letters of a statement (one line, normalised by choice.py), each negated,
+    retracted, talked about (weak) or stated; two stated letters joined by an or-word are a hedge."""
+    text = text[-MAX_STATEMENT:]
+    found = [Value(m.group(1), m.start(), m.end(), m.group(1)) for m in LETTER_RE.finditer(text)
+             if m.group(1) in valid and not (m.group(1) == "A" and ARTICLE_A.match(text, m.start()))]
+    if len(found) > MAX_LETTERS:
+        return Reading("none", (), text)
+    values: list[Value] = []
+    denied_after: set[int] = set()   # letters negated by the words after them, in their own clause
+    for n, v in enumerate(found):
+        window = text[found[n - 1].end if n else 0:v.start]   # back to the previous letter
+        cut = list(CLAUSE_END.finditer(window))
+        clause = window[cut[-1].end():] if cut else window
+        before = list(LETTER_NEGATION.finditer(clause))
+        after = text[v.end:v.end + 40]
+        right = CALLED_RIGHT.match(after) is not None
+        negated = bool(before) and not TAKES_BACK.search(clause, before[-1].end()) or bool(NEGATED_AFTER.match(after)) and not right
+        if not negated and _denied_in_own_clause(text, v, found[n + 1].start if n + 1 < len(found) else len(text)):
+            negated = True
+            denied_after.add(n)
+        if not negated and values and values[-1].negated and not right and (LIST_GAP.fullmatch(window) or OR_GAP.fullmatch(window)):
+            negated = True  # 'not A or B', '排除A、B、D', '而不是C或D'
+        said = SAID_OF.match(after)
+        # 'D is.' after 'C is not right': a verb with nothing after it repeats the predicate before
+        talked = not negated and said is not None and not right and re.search(r"[^\W_]", text[v.end + said.end():_clause_end(text, v.end + said.end())])
+        values.append(replace(v, negated=negated, weak=bool(talked)))
+    listed: set[int] = set()   # letters joined by a word to the negated letter after them
+    for n in range(len(values) - 2, -1, -1):  # 'A and B are wrong': the negation after B covers A
+        v, nxt = values[n], values[n + 1]
+        gap = text[v.end:nxt.start]
+        worded = re.search(r"[^\s,()\[\]]", gap)
+        # (a word or 、 joins them: 'A, D değil' is 'A, not D'; a comma joins a list a word closes: 'A, B und C nicht passen')
+        if not v.negated and nxt.negated and LIST_GAP.fullmatch(gap) and (worded or n + 1 in listed) \
+                and (NEGATED_AFTER.match(text, nxt.end) or n + 1 in denied_after):
+            values[n] = replace(v, negated=True, weak=False)
+            denied_after.add(n)
+            if worded:
+                listed.add(n)
+        elif not v.negated and not v.weak and nxt.weak and LIST_GAP.fullmatch(gap):
+            values[n] = replace(v, weak=True)  # 'C and D are unrelated'
+    # a correction or a question between two letters takes the earlier one back ('C? Nope. D.')
+    values = [replace(v, retracted=not v.negated and any(
+        not (later.negated or later.weak) and later.value != v.value and not LIST_GAP.fullmatch(text[v.end:later.start])
+        and (TAKES_BACK.search(text[v.end:later.start]) or asked(text, v.end, later.start)) for later in values[n + 1:]))
+        for n, v in enumerate(values)]
+    hedged = {k for k, (a, b) in enumerate(zip(values, values[1:])) if a.value != b.value and OR_GAP.fullmatch(text[a.end:b.start])
+              and not any(x.negated or x.retracted or x.weak for x in (a, b))}
+    values = [replace(v, alternative=True) if k in hedged or k - 1 in hedged else v for k, v in enumerate(values)]
+    opening = TAKES_BACK.match(text.lstrip(" \t*-"))
+    stated = {v.value for v in values if not (v.negated or v.retracted or v.weak)}
+    corrected = any(v.retracted for v in values) or bool(values) and opening is not None \
+        and opening.end() <= values[0].start and len(stated) == 1
+    return Reading(decide(values), tuple(values), text, corrected)
+

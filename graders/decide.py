@@ -4,11 +4,10 @@ or restates it (clauses.py reads each; extract.py finds where they are).
 from __future__ import annotations
 
 import re
-import unicodedata
 from fractions import Fraction
 
-from .clauses import MAX_STATEMENT, Reading, correction_at, read_statement
-from .region import sentences
+from .clauses import MAX_STATEMENT, TAKES_BACK, Reading, correction_at, read_letters, read_statement
+from .region import asks, sentences
 from .words import CONCLUDE, CONTRAST, find, is_letter
 
 
@@ -67,7 +66,7 @@ def read_final(text: str, threshold_one: bool = False) -> Reading | None:
             return Reading("negated", reading.values, sentence)
         if reading.kind == "negated":
             return reading
-        if reading.kind == "one" and _asks(sentence):
+        if reading.kind == "one" and asks(sentence):
             return Reading("question", reading.values, sentence)  # 'Is the answer 14?' asserts nothing
         return reading
     if rejected:
@@ -93,12 +92,6 @@ def _option_lines(text: str) -> Reading | None:
     values = [v for _, line in run for v in (read_statement(line[OPTION_LINE_RE.match(line).end() - 1:]) or
                                               Reading("none", (), "")).values]
     return Reading("several", tuple(values), "\n".join(line for _, line in reversed(run)))
-
-
-def _asks(sentence: str) -> bool:
-    """The sentence ends with a question mark (a character so named, in any script)."""
-    end = sentence.rstrip(" \t\n\"'”’»)）*_")[-1:]
-    return bool(end) and "QUESTION MARK" in unicodedata.name(end, "")
 
 
 def _answer_like(reading: Reading) -> bool:
@@ -175,4 +168,29 @@ def restated_after(text: str, reading: Reading) -> Reading | None:
         other = later.asserted[0]
         if other.value != first.value and other.percent == first.percent:
             return Reading("several", reading.values + later.values, reading.statement + "\n" + line.strip())
+    return None
+
+
+def final_letters(line: str, valid: str) -> Reading | None:
+    """The statement of letters of one line: its last sentence that names a letter, with the
+    sentence before it when it opens with a correction ('C? No, D.', 'The answer is B. Wait, no: D.')
+    or when the one before rejects or asks a letter ('C: wrong. D: right.', 'C? Nope. D.')."""
+    line = line[-MAX_STATEMENT:]
+    said = [line[a:b] for a, b in sentences(line)]
+    for n in range(len(said) - 1, -1, -1):
+        reading = read_letters(said[n], valid)
+        if not reading.values:
+            continue
+        first = n
+        while first > 0 and TAKES_BACK.match(said[first].lstrip(" \t*-¿¡")) and n - first < 2:
+            first -= 1
+        for back in (1, 2):
+            k = first - back
+            if k < 0 or back == 2 and read_letters(said[k + 1], valid).values:
+                break
+            before = read_letters(said[k], valid)
+            if before.values and (all(v.negated for v in before.values) or said[k].rstrip().endswith(("?", "？"))):
+                first = k
+                break
+        return read_letters("".join(said[first:n + 1]), valid) if first < n else reading
     return None

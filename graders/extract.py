@@ -9,13 +9,13 @@ Order (the first rule that finds something wins, and says so in `how`):
   gsm8k        "A: 21" (a line holding only a number) and "#### 42"
   last-equation  the final sentence ends an equation chain of numbers: its value after the
                last '=' ("所以一共有4 + 7 = 11只猫和狗。" -> 11)
-  statement    (a gold that is one number) the final statement read by statement.py: its one
+  statement    (a gold that is one number) the final statement read by clauses.py: its one
                asserted value, never a negated one; several values, a hedge or a bound give no
                answer of one value
   whole        a short one-line response is the answer itself
   last-number  the last number in the text, a last resort (a grader may treat it with care)
 
-For a gold that is one number, the words after an answer cue are read by statement.py too
+For a gold that is one number, the words after an answer cue are read by clauses.py too
 ("The answer is 14 jars, not 12." -> 14; "Answer: 2 or 400" -> a hedge), and a later sentence
 that corrects them ("Wait, no: it's 16.") wins.
 
@@ -36,11 +36,11 @@ from .normalise import vulgar_fractions
 from .clauses import Reading, read_statement
 from .decide import corrected_after, disowned_after, read_final, restated_after
 from .words import QUESTION, alternation, known_language
-from .region import (ANSWER_TAG_RE, CONCLUDE_CUE_RE, CUE_RE, TABLE_ANSWER_RE, ascii_digits, cues, cut_at_turn_end, find_all_boxed,
+from .region import (MATH_SPAN_RE, ANSWER_TAG_RE, CONCLUDE_CUE_RE, CUE_RE, TABLE_ANSWER_RE, ascii_digits, cues, cut_at_turn_end, find_all_boxed,
                      find_boxed, json_answer, sentences)
-from .final_maths import (MATH_SPAN_RE, MAX_SCAN, _last_match, chain_value, clean_tail, congruence_value,  # noqa: F401
+from .final_maths import (MAX_SCAN, _last_match, chain_value, clean_tail, congruence_value,  # noqa: F401
                           extract_gsm8k_strict, extract_last_number, final_equation_value, final_sentence, label_value,
-                          last_math, last_sentence_math, prepare_numbers, scaled_number, span_text, value_before_words)
+                          last_math, last_sentence_math, prepare_numbers, scaled_number, value_before_words)
 
 MAX_WHOLE = 80         # a one-line response up to this long may be the bare answer
 
@@ -62,7 +62,7 @@ NUMBER_RE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 class Extraction:
     """The answer read from a response and how: `answer` None when nothing was found; `refusal`
     set when the final statement gives no answer of one value (a hedge, a bound, only negated
-    values: the verdict is wrong, with this reason); `note` what statement.py read."""
+    values: the verdict is wrong, with this reason); `note` what clauses.py read."""
 
     answer: str | None
     how: str
@@ -83,7 +83,7 @@ def extract_answer(response: str, several: bool = False, numeric: bool = False) 
 def read_answer(response: str, several: bool = False, numeric: bool = False) -> Extraction:
     """The answer of a response (see _extract_answer); money marked while reading ('＄') is
     written '$' again. `numeric`: the gold is one number, so a statement in prose is read by
-    statement.py (its asserted value, never a negated one, no hedge)."""
+    clauses.py (its asserted value, never a negated one, no hedge)."""
     found = _extract_answer(response, several, numeric)
     if not isinstance(found, Extraction):
         found = Extraction(*found)
@@ -245,6 +245,8 @@ def prepare_response(text: str) -> str:
     if "<<" in text:
         text = ANNOTATION_RE.sub("", text)
     text = ascii_digits(text)
+    if NEXT_QUESTION_RE.search(text) is None:
+        return text  # (no next question: the answer marks need not be looked for)
     marks = [m for m in (ANSWER_MARK_RE.search(text), CUE_RE.search(text)) if m is not None]  # one pass each: linear
     mark = min(marks, key=lambda m: m.start()) if marks else None
     if mark is not None:

@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 from .numbers import GLUED_SCALE, SCALE_WORD_RE, SCALE_WORDS
+from .region import MATH_SPAN_RE, sentences, span_text
 from .words import (ADJUNCT_BEFORE, AND, APPROX, CHECK, COMMENT, CONCLUDE, CONDITION, COPULA, MODAL, NEGATE_BEFORE, OR, OR_BETWEEN_VALUES,
                     PREPOSITION, PRONOUN, REASON, alternation, spaced)
 
@@ -38,29 +39,23 @@ def clean_tail(answer: str) -> str:
         rest = answer[math.end():]
         joined = math_run(answer, 0) if re.match(CONNECTOR_RE, rest) else None
         return joined or math.group(1).strip()
-    first_sentence = re.split(r"(?<!\d)\.(?:\s|$)|\n", answer)[0]
+    line = answer.split("\n", 1)[0]
+    first = sentences(line, semicolons=False)  # ('5; 10' is one answer, a list)
+    first_sentence = line[:first[0][1]] if first else line
     spans = list(MATH_SPAN_RE.finditer(first_sentence))
     labelled = label_value(first_sentence) if spans else None
     if labelled is not None:  # "The area of $PQRS$ is 56": the span is a label
         return labelled
     if spans:  # "the roots are $2$ and $3$"
         return math_run(first_sentence, spans[0].start()) or span_text(spans[0])
-    answer = answer.split("\n")[0]
-    answer = re.split(r"(?<!\d)\.(?:\s|$)|\.\s+(?=[A-Z])|。", answer)[0]
-    answer = answer.strip().strip("*").strip()
+    answer = first_sentence.strip().strip("*").strip()
     return re.sub(r"[.。,，;；]+$", "", answer).strip()
 
 
-# $$..$$, $..$, \[..\], \(..\): bounded lengths keep the scan linear enough on hostile text
-MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
 # what may stand between the maths spans of one answer: "$x=2$ and $x=-5$", "$2$, $3$ or $4$"
 # (no nested quantifiers over the same characters: linear on long runs of spaces)
 _JOINS = alternation(AND, OR_BETWEEN_VALUES)
 CONNECTOR_RE = rf"\s*(?:(?:,|;|，|；|、|{_JOINS}|\\text\{{\s*(?:{_JOINS}|,)\s*\}})\s*)*(?=\$|\\\(|\\\[)"
-
-
-def span_text(m: re.Match) -> str:
-    return next(g for g in m.groups() if g is not None).strip()
 
 
 def math_run(text: str, start: int) -> str | None:
@@ -210,12 +205,15 @@ def value_before_words(text: str, numbers_in_phrase: bool = False) -> str | None
     return value
 
 
+def last_line_sentences(text: str) -> list[str]:
+    """The sentences of the last non-empty line (region.sentences)."""
+    line = text.strip().rsplit("\n", 1)[-1].strip()
+    return [line[a:b].strip() for a, b in sentences(line)]
+
+
 def final_sentence(text: str) -> str:
     """The last sentence of the last non-empty line."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    parts = [p for p in re.split(r"(?:(?<=[.?])|(?<=\D!))\s+(?=\S)|(?<=[。！？])", lines[-1].strip()) if p.strip()]
+    parts = last_line_sentences(text)
     # a closing sentence without a number ("I hope it is correct.") does not hide the answer
     while len(parts) > 1 and not re.search(r"\d", parts[-1]):
         parts.pop()
@@ -312,7 +310,9 @@ def label_value(sentence: str) -> str | None:
     if verb is None or not re.fullmatch(r"[\w\s'-]{0,40}", sentence[spans[-1].end(): verb.start()]) \
             or re.search(alternation(COMMENT, AND, OR, CONCLUDE), sentence[spans[-1].end(): verb.start()], re.I):
         return None
-    tail = re.split(r"\.\s+(?=[A-Z])|[。!?！？]", sentence[verb.end():])[0].strip()
+    tail = sentence[verb.end():]
+    first = sentences(tail, semicolons=False)
+    tail = (tail[:first[0][1]] if first else tail).strip()
     if not tail or MATH_SPAN_RE.search(tail) or "$" in tail or not re.search(r"\d|√|π", tail):
         return None
     tail = re.sub(r"\*\*", "", tail)
@@ -366,11 +366,8 @@ def last_sentence_math(text: str) -> str | None:
     'So f(x) = 2x + 9.' -> 'f(x) = 2x + 9', 'The area is 3π/2.' -> '3π/2'. The last run of maths
     words (runs joined by 'and'/'or' form a list); it must hold a digit, an operator or a
     maths name."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return None
-    sentences = [x for x in re.split(r"(?<=[.!?])\s+(?=[A-Z])", lines[-1].strip()) if x.strip()]
-    words = sentences[-1].split()[:80] if sentences else []
+    parts = last_line_sentences(text)
+    words = parts[-1].split()[:80] if parts else []
     runs: list[list[str]] = []
     current: list[str] = []
     joined_by_connector = False
@@ -414,13 +411,8 @@ def extract_last_number(text: str) -> str | None:
     """
     if text is None:
         return None
-    text = prepare_numbers(text)
-    last = None
-    for m in GSM_FLEX_RE.finditer(text):
-        cleaned = _clean_number(m.group())
-        if cleaned is not None:
-            last = cleaned
-    return last
+    cleaned = (_clean_number(m.group()) for m in reversed(list(GSM_FLEX_RE.finditer(prepare_numbers(text)))))
+    return next((c for c in cleaned if c is not None), None)
 
 
 def _clean_number(text: str) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .region import sentences
 from .verdict import Verdict, verdict
 
 FUZZY_THRESHOLD = 90.0   # rapidfuzz score (0-100)
@@ -85,10 +86,11 @@ def grade_text(gold: str, answer: str, how: str) -> Verdict:
 def gold_in_sentence(gold: str, answer: str) -> str | None:
     """'So the day is Tuesday.' answers the text gold 'Tuesday': the gold's words appear once,
     whole, in a short last sentence that negates nothing and names no alternative ('or')."""
-    sentences = [x for x in re.split(r"(?<=[.!?。])\s+|\n", answer.strip()) if x.strip()]
-    if not sentences:
+    line = answer.strip().rsplit("\n", 1)[-1]
+    said = [line[a:b].strip() for a, b in sentences(line, semicolons=False)]
+    if not said:
         return None
-    last = normalise_text(sentences[-1])
+    last = normalise_text(said[-1])
     g = normalise_text(gold)
     if not g or len(last.split()) > 14 or re.search(r"\b(?:or|either|maybe|perhaps)\b", last):
         return None
@@ -97,6 +99,6 @@ def gold_in_sentence(gold: str, answer: str) -> str | None:
     if re.search(r"(?:^|\s)" + re.escape(g) + "$", last):
         return f"the answer's last sentence ends by stating the gold {gold!r}"
     if g in ("yes", "no", "true", "false") and re.match(re.escape(g) + r"\b", last) \
-            and re.match(r"\s*" + re.escape(g) + r"\s*[,.;:!]", sentences[-1], re.I):
+            and re.match(r"\s*" + re.escape(g) + r"\s*[,.;:!]", said[-1], re.I):
         return f"the answer's last sentence opens with {gold!r}"
     return None

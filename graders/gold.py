@@ -11,8 +11,10 @@ import unicodedata
 from functools import lru_cache
 
 from .choice_grade import gold_choice_letters
-from .extract import MATH_SPAN_RE, extract_answer, span_text
+from .extract import extract_answer
+from .region import MATH_SPAN_RE, span_text
 from .normalise import normalise
+from .numbers import INTEGER_RE
 from .parse import ParseError
 
 # names that are maths, not words, when a gold or an answer is told from prose (units are found by
@@ -65,6 +67,8 @@ def _uncased_letters(text: str) -> bool:
 @lru_cache(maxsize=4096)  # pure in the gold text, asked once per answer
 def infer_kind(gold: str) -> str:
     """choice for letter golds, numeric for plain numbers, text for words, else math."""
+    if INTEGER_RE.fullmatch(gold):
+        return "numeric"  # (what the steps below find for an integer, without normalising and parsing it)
     if gold_choice_letters(gold) is not None:
         return "choice"
     norm = normalise(gold).text
@@ -107,6 +111,8 @@ def label_dropped(norm: str) -> str:
 def gold_has_several(gold_text: str) -> bool:
     """A gold of several answers ('2, 3', '\\{1, 4\\}', '\\pm 2'): several boxes form a list."""
     from .structure import Items, parse_value
+    if INTEGER_RE.fullmatch(gold_text):
+        return False
     try:
         value = parse_value(normalise(gold_text).text)
     except ParseError:

@@ -64,7 +64,7 @@ def grade(gold: str, response: str | None, kind: str | None = None, *, choices: 
     if kind == "choice":
         return grade_choice(gold_text, response, choices, grade_answer=grade)
     several = gold_has_several(gold_text)
-    # a gold of one number: a final statement in prose is read by statement.py (its one asserted
+    # a gold of one number: a final statement in prose is read by clauses.py (its one asserted
     # value; a hedge, a bound or only negated values give none)
     numeric = not several and kind in ("numeric", "math") and infer_kind(gold_text) == "numeric"
     found = read_answer(response, several=several, numeric=numeric)

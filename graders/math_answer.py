@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from .extract import extract_last_number, last_sentence_math, prepare_numbers, scaled_number
-from .numbers import SCALE_WORDS
+from .numbers import INTEGER_RE, SCALE_WORDS
 from .words import AND, OR_BETWEEN_VALUES, alternation
 from .gold import MATH_WORDS
 from .normalise import normalise, plain_key
@@ -23,7 +23,7 @@ from .verdict import Verdict, verdict
 
 def number_word(answer: str) -> str | None:
     """'There are three ways.' -> '3', 'thirty-four' -> '34': the one value of a short answer
-    written in words (statement.py reads them, in the languages it knows); None otherwise."""
+    written in words (clauses.py reads them, in the languages it knows); None otherwise."""
     from .clauses import read_statement
 
     if len(answer) > 300:
@@ -106,6 +106,16 @@ def gold_decimal_comma(gold: str, text: str) -> str | None:
     return None
 
 
+def different_integers(gold: str, answer: str, how: str) -> Verdict:
+    """Two different integers (most wrong GSM8K answers): the verdict the whole comparison gives them
+    (normalised, parsed, compared as exact rationals), without its cost; tests hold it to that."""
+    return verdict(False, answer, "numeric", f"different numbers ({gold} vs {answer})"
+                   + (LAST_NUMBER_NOTE if how == "last-number" else ""), how)
+
+
+LAST_NUMBER_NOTE = " [answer taken from the last number in the response: no marked final answer]"
+
+
 def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_strict: bool = True,
                       rounded_golds: bool = False) -> Verdict:
     """`rounded_golds`: a gold written with decimals is a rounded value (a pack or a user's file says
@@ -118,6 +128,8 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
 
     if answer.strip() == gold.strip():
         return verdict(True, answer, "exact", "identical to the gold", how)
+    if INTEGER_RE.fullmatch(gold) and INTEGER_RE.fullmatch(answer):
+        return different_integers(gold, answer, how)
     renamed = same_names(gold, answer)
     g_norm, a_norm = normalise(gold), normalise(renamed)
     if plain_key(g_norm.text) == plain_key(a_norm.text) and g_norm.text and a_norm.percent <= g_norm.percent:
@@ -197,7 +209,7 @@ def grade_math_answer(gold: str, answer: str, how: str, response: str, percent_s
             decision = Decision(True, "numeric", f"rounds to the gold at its last place ({place}; the golds are rounded)")
     reason = decision.reason + note
     if how == "last-number":
-        reason += " [answer taken from the last number in the response: no marked final answer]"
+        reason += LAST_NUMBER_NOTE
     return verdict(decision.equal, answer, decision.method, reason, how)
 
 
@@ -237,7 +249,7 @@ NUMBER_LIST_RE = re.compile(rf"({PROSE_NUMBER})((?:\s*(?:,|;|&|{alternation(AND,
 
 
 def prose_numbers(answer: str, several: bool) -> str | None:
-    """The number a sentence gives: the one value statement.py reads in it ("I get 6 ways, not
+    """The number a sentence gives: the one value clauses.py reads in it ("I get 6 ways, not
     5." -> 6; a hedge, several values or a bound give none); where it reads no structure, its
     last number ('2.5 million' as one), or, when the gold has several answers, the last run of
     numbers joined by and/or/commas ('are 3 and 5')."""

@@ -13,16 +13,19 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
-from .words import AMBIGUOUS, SCALE, TEXT2NUM, is_letter, numbers, zh
+from .words import AMBIGUOUS, SCALE, TEXT2NUM, is_letter, letter_runs, numbers, zh
 
 MAX_VALUES = 24            # candidate values of one statement (more: declined)
+# an integer as the reader and a GSM8K key write it (no sign on 0, no leading 0, far below the parser's digit bound)
+INTEGER_RE = re.compile(r"-?[1-9]\d{0,99}|0")
 
 
 # --- numbers in digits -------------------------------------------------------------------------
 
-NUMBER_RE = re.compile(
-    r"(?<![\d.,'’])(?P<sign>(?<![\d)])[-−](?=\d))?(?P<num>"
+NUMBER_RE = re.compile(  # (the lookahead first: a position that starts no number is left at one test)
+    r"(?=[-−.\d])(?<![\d.,'’])(?P<sign>(?<![\d)])[-−](?=\d))?(?P<num>"
     r"(?!0[,.]\d)\d{1,2}(?:,\d{2})+,\d{3}(?![\d,])"               # 12,34,567 (Indian grouping)
     r"|(?!0,)\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]|\.\d)"         # 1,234,567.5
     r"|(?!0\.)\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?(?![\d.]|,\d)"       # 1.234.567,5
@@ -46,6 +49,8 @@ def number_value(text: str) -> Fraction | None:
     exactly three digits is a thousands separator ('1,234'), otherwise a decimal comma ('2,5')."""
     t = text.replace("\u00a0", " ").replace("\u202f", " ").replace("\u2009", " ").replace("’", "'")
     try:
+        if t.isdigit() and t.isascii():
+            return Fraction(int(t))
         if "/" in t:
             a, b = t.split("/")
             return Fraction(int(a), int(b)) if int(b) else None
@@ -86,9 +91,10 @@ def show(value: Fraction) -> str:
 
 @dataclass(frozen=True)
 class Value:
-    """One candidate value of a statement and the words around it."""
+    """One candidate value of a statement and the words around it: a number, or an option letter
+    (clauses.read_letters)."""
 
-    value: Fraction
+    value: Fraction | str
     start: int
     end: int
     written: str              # as written ('1.234,5', 'thirty-four')
@@ -99,7 +105,8 @@ class Value:
     bound: bool = False       # 'at least 14', '14 or more'
     alternative: bool = False  # one of an 'or' list or a range
     working: bool = False     # a term of an equation chain, not its value
-    weak: bool = False        # a number word beside digits, or a lone 'one': counts only in a hedge
+    weak: bool = False        # a number word beside digits, a lone 'one', a letter talked about: not stated
+    retracted: bool = False   # a letter taken back by a later one ('B? No, D.', 'first B, but D')
     thousands: Fraction | None = None  # '10.066': also 10066 where a dot separates thousands (de, es, it …)
 
     @property
@@ -144,17 +151,18 @@ def scan_digits(text: str) -> list[Value]:
         if scale and scale.group(1).lower() in SCALE_WORDS:
             value *= SCALE_WORDS[scale.group(1).lower()]
             end = scale.end()
-        elif not percent and re.match(r"[kK](?![^\W\d_])", text[end:end + 2]):
+        elif not percent and text[end:end + 1] in "kK" and re.match(r"[kK](?![^\W\d_])", text[end:end + 2]):
             value *= 1000  # '$70k'
             end += 1
-        spaced_sign = not m.group("sign") and re.search(r"(?:^|[^\d)\s])\s*[-−]\s$", text[max(0, m_start - 4):m_start]) \
+        spaced_sign = not m.group("sign") and text[m_start - 2:m_start - 1] in ("-", "−") \
+            and re.search(r"(?:^|[^\d)\s])\s*[-−]\s$", text[max(0, m_start - 4):m_start]) \
             and not re.search(r"[\d)]\s*[-−]\s$", text[:m_start])
         if m.group("sign") or spaced_sign:
             value = -value
         unit = _unit_after(text, end)
-        if not percent and re.match(r"\s*(?:percent|per\s?cent|pct|percentage)\b", text[end:end + 14], re.I):
+        if not percent and "p" in text[end:end + 14].lower() and re.match(r"\s*(?:percent|per\s?cent|pct|percentage)\b", text[end:end + 14], re.I):
             percent = True
-        dotted = re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", m.group("num"))
+        dotted = "." in m.group("num") and re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", m.group("num"))
         alt = (-1 if m.group("sign") else 1) * int(m.group("num").replace(".", "")) if dotted and end == m.end() else None
         out.append(Value(value, m_start, end, text[m_start:end].strip(), unit=unit, percent=percent,
                          thousands=Fraction(alt) if alt is not None else None))
@@ -187,63 +195,17 @@ def _unit_after(text: str, end: int) -> str:
 
 # --- number words --------------------------------------------------------------------------------
 
-SLAVIC_WORDS = numbers("slavic")
-MALAY_WORDS = numbers("malay")
-
-
-def _slavic_value(words: list[str]) -> int | None:
-    """A run of Russian or Polish number words ('две тысячи триста сорок пять'), in order."""
-    total, section, last = 0, 0, None
-    order = ("hundred", "ten", "teen", "unit")
-    for w in words:
-        kind, value = SLAVIC_WORDS[w]
-        if kind == "scale":
-            total += (section or 1) * value
-            section, last = 0, "scale"
-            continue
-        if last in order and (order.index(kind) <= order.index(last) or last == "teen" or (last == "ten" and kind == "teen")):
-            return None  # 'пять три': two numbers, not one
-        section += value
-        last = kind
-    return total + section
-
-
-def _malay_value(words: list[str]) -> int | None:
-    total, section, digit = 0, 0, None
-    for w in words:
-        kind, value = MALAY_WORDS[w]
-        if kind == "unit":
-            if digit is not None:
-                return None
-            digit = value
-        elif kind == "fixed":
-            section += value
-        elif kind == "plus":
-            if digit is None:
-                return None
-            section += digit + value
-            digit = None
-        elif kind == "times":
-            if digit is None:
-                return None
-            section += digit * value
-            digit = None
-        else:  # scale, scale1 ('seribu' = one thousand)
-            total += ((section + (digit or 0)) or 1) * value
-            section, digit = 0, None
-    return total + section + (digit or 0)
-
-
-# Arabic, Vietnamese and Thai: digit words, words of a fixed value (Arabic tens and teens' عشر,
-# Vietnamese mười), multipliers of the digit before them (mươi, trăm; สิบ, ร้อย, พัน, หมื่น, แสน;
-# مائة) and multipliers of the whole section (ألف, nghìn, ล้าน); fillers (و, linh, lẻ) join them
+# Arabic, Vietnamese, Thai, Russian, Polish and Indonesian: digit words, words of a fixed value
+# (Arabic tens and teens' عشر, Vietnamese mười, Russian сорок and сто, Indonesian belas), multipliers
+# of the digit before them (mươi, trăm; สิบ, ร้อย; مائة; puluh, ratus) and of the whole section (ألف,
+# nghìn, ล้าน, тысяча, ribu); fillers (و, linh, lẻ) join them
 GENERIC_WORDS = numbers("generic")
 
 
 
 
-def _common_word(words: list[str]) -> bool:
-    return len(words) == 1 and words[0].lower() in AMBIGUOUS
+def _common_word(word: str) -> bool:
+    return word.lower() in AMBIGUOUS
 
 
 def _generic_value(tokens: list[tuple[str, int]]) -> int | None:
@@ -270,16 +232,18 @@ def _generic_value(tokens: list[tuple[str, int]]) -> int | None:
     return total + section + (digit or 0) if seen else None
 
 
-def _generic_runs(text: str, vocabulary: dict) -> list[tuple[int, int, int, int]]:
+def _generic_runs(text: str) -> list[tuple[int, int, int, int]]:
     """(start, end, value, words) of each run of number words in `text`: words separated by
     spaces, a word of the vocabulary or 'و' + one (Arabic writes 'وعشرون'), or a run of letters
     made of vocabulary words only (Thai writes no spaces: 'หนึ่งร้อยสามสิบห้า')."""
+    if all(_split_glued(w) is None for w in letter_runs(text)):
+        return []  # (number words are letters: a run of them is a run of letters of the text)
     runs, current = [], []
     pos = 0
     for m in re.finditer(r"\S+", text):
         token = m.group().strip(".,;:!?()\"'،؛“”«»")
         offset = m.start() + m.group().find(token) if token else m.start()
-        parts = _split_glued(token, vocabulary)
+        parts = _split_glued(token)
         if parts is not None and (not current or not text[pos:offset].strip()):
             current.append((offset, offset + len(token), parts))
             pos = offset + len(token)
@@ -299,10 +263,11 @@ def _generic_runs(text: str, vocabulary: dict) -> list[tuple[int, int, int, int]
     return out
 
 
-def _split_glued(token: str, vocabulary: dict) -> list[tuple[str, int]] | None:
-    """The vocabulary words a token is made of, longest first ('وعشرون' -> و + عشرون,
-    'สามสิบห้า' -> สาม + สิบ + ห้า); None when any part is not one."""
-    word = token.lower()
+@lru_cache(maxsize=4096)
+def _split_glued(token: str) -> list[tuple[str, int]] | None:
+    """The words of GENERIC_WORDS a token is made of, longest first ('وعشرون' -> و + عشرون,
+    'สามสิบห้า' -> สาม + สิบ + ห้า); None when any part is not one (remembered per token)."""
+    vocabulary, word = GENERIC_WORDS, token.lower()
     if word in vocabulary:
         return [vocabulary[word]]
     out, i = [], 0
@@ -316,21 +281,6 @@ def _split_glued(token: str, vocabulary: dict) -> list[tuple[str, int]] | None:
         else:
             return None
     return out if out and any(kind != "filler" for kind, _ in out) else None
-
-
-def _word_runs(text: str, vocabulary: dict) -> list[tuple[int, int, list[str]]]:
-    runs, current = [], []
-    for m in re.finditer(r"[^\W\d_]+", text):
-        word = m.group().lower()
-        if word in vocabulary and (not current or not text[current[-1][1]:m.start()].strip()):
-            current.append((m.start(), m.end(), word))
-            continue
-        if current:
-            runs.append(current)
-        current = [(m.start(), m.end(), word)] if word in vocabulary else []
-    if current:
-        runs.append(current)
-    return [(r[0][0], r[-1][1], [w for _, _, w in r]) for r in runs]
 
 
 CJK_DIGIT, CJK_SMALL, CJK_BIG = zh.DIGITS, zh.SMALL, zh.BIG
@@ -385,7 +335,8 @@ def cjk_value(run: str) -> tuple[Fraction, bool] | None:
 def scan_words(text: str, taken: list[tuple[int, int]], threshold_one: bool) -> list[Value]:
     """The numbers written in words: text2num for English, French, German, Spanish, Italian,
     Portuguese and Dutch (the reading that converts the most words wins; two readings that
-    disagree give none), the grammars above for Russian, Polish and Indonesian, and CJK numerals.
+    disagree give none), the grammar above for Arabic, Vietnamese, Thai, Russian, Polish and
+    Indonesian, and CJK numerals.
     Ordinals ('fourth', '4.') are not values. A lone 'one' / 'un' / 'ein' is weak (an article as
     often as a number) unless `threshold_one`."""
     def free(a: int, b: int) -> bool:
@@ -394,19 +345,10 @@ def scan_words(text: str, taken: list[tuple[int, int]], threshold_one: bool) -> 
     found: list[Value] = []
     if re.search(r"[^\W\d_]", text):
         found += _text2num_values(text, free, threshold_one)
-        for vocabulary, reader in ((SLAVIC_WORDS, _slavic_value), (MALAY_WORDS, _malay_value)):
-            for start, end, words in _word_runs(text, vocabulary):
-                value = reader(words)
-                if value is not None and free(start, end):
-                    lone_one = len(words) == 1 and value == 1
-                    found.append(Value(Fraction(value), start, end, text[start:end], words=True,
-                                       unit=_unit_after(text, end), weak=lone_one and not threshold_one
-                                       or _common_word(words)))
-        for vocabulary in (GENERIC_WORDS,):
-            for start, end, value, count in _generic_runs(text, vocabulary):
-                if free(start, end) and all(not (v.start < end and start < v.end) for v in found):
-                    found.append(Value(Fraction(value), start, end, text[start:end], words=True, unit=_unit_after(text, end),
-                                       weak=count == 1 and (value == 1 and not threshold_one or _common_word([text[start:end]]))))
+        for start, end, value, count in _generic_runs(text):
+            if free(start, end) and all(not (v.start < end and start < v.end) for v in found):
+                found.append(Value(Fraction(value), start, end, text[start:end], words=True, unit=_unit_after(text, end),
+                                   weak=count == 1 and (value == 1 and not threshold_one or _common_word(text[start:end]))))
     cjk = [m for m in CJK_RUN_RE.finditer(text) if free(m.start(), m.end())]
     for m in cjk:
         run, end = m.group(), m.end()
@@ -427,7 +369,7 @@ def _text2num_values(text: str, free, threshold_one: bool) -> list[Value]:
     except ImportError:  # pragma: no cover - a declared dependency
         return []
     readings = {}
-    for lang in TEXT2NUM:
+    for lang in _number_word_languages(text):
         try:
             out = alpha2digit(text, lang, threshold=0)
         except Exception:  # noqa: BLE001 - a library error on odd text reads no words
@@ -458,6 +400,35 @@ def _text2num_values(text: str, free, threshold_one: bool) -> list[Value]:
         out.append(Value(value, start, end, text[start:end], words=True, unit=_unit_after(text, end),
                          weak=len(words) == 1 and value == 1 and not threshold_one))
     return out
+
+
+_CONVERTS: dict[str, frozenset[str]] = {}   # a word -> the languages text2num reads it as a number word in
+MAX_CONVERTS = 50_000
+
+
+def _number_word_languages(text: str) -> tuple[str, ...]:
+    """The languages of TEXT2NUM in which some word of the text, alone, is a number word to text2num
+    (remembered per word): a number in words holds one ('twenty-one', 'dreiundzwanzig', 'a hundred').
+    In the others text2num finds nothing and is not run (German, Italian and Dutch cost 10-45 µs a
+    call even on a sentence without one)."""
+    from text_to_num import alpha2digit
+
+    found: set[str] = set()
+    for word in letter_runs(text):
+        langs = _CONVERTS.get(word)
+        if langs is None:
+            if len(_CONVERTS) >= MAX_CONVERTS:
+                _CONVERTS.clear()
+            langs = _CONVERTS[word] = frozenset(lang for lang in TEXT2NUM if _converts(alpha2digit, word, lang))
+        found |= langs
+    return tuple(lang for lang in TEXT2NUM if lang in found)
+
+
+def _converts(alpha2digit, word: str, lang: str) -> bool:
+    try:
+        return alpha2digit(word, lang, threshold=0) != word
+    except Exception:  # noqa: BLE001 - a library error on odd text reads no words
+        return False
 
 
 def _aligned(src: str, out: str) -> list[tuple[int, int, Fraction, bool]]:

@@ -90,16 +90,24 @@ def char_kind(ch: str) -> str:
     return "other"
 
 
-def sentences(text: str) -> list[tuple[int, int]]:
+_CANDIDATE = re.compile(r"[.!?;\n]|[^\x00-\x7f\w\s]")
+
+
+def sentences(text: str, semicolons: bool = True) -> list[tuple[int, int]]:
     """(start, end) of each sentence: split after a character named FULL STOP, QUESTION MARK,
-    EXCLAMATION MARK, DANDA or ELLIPSIS, at line ends, and after a semicolon followed by a space
-    outside brackets and maths. A full stop between digits (2.5), inside an abbreviation (i.e.)
-    or before a lower-case word, and LaTeX's '\\!', split nothing."""
+    EXCLAMATION MARK, DANDA or ELLIPSIS, at line ends, and (`semicolons`; not between the answers of
+    a list, '5; 10') after a semicolon followed by a space outside brackets and maths. A full stop
+    between digits (2.5), inside an abbreviation (i.e.) or before a lower-case word, and LaTeX's
+    '\\!', split nothing."""
     spans, start, n = [], 0, len(text)
     i = 0
     while i < n:
+        found = _CANDIDATE.search(text, i)  # (letters, digits, spaces and ASCII marks but . ! ? ; end nothing)
+        if found is None:
+            break
+        i = found.start()
         ch = text[i]
-        if ch in ";；؛" and i + 1 < len(text) and text[i + 1] in " \n" and not inside_brackets(text[start:], i - start) \
+        if semicolons and ch in ";；؛" and i + 1 < len(text) and text[i + 1] in " \n" and not inside_brackets(text[start:], i - start) \
                 and text[start:i].count("$") % 2 == 0:
             if text[start:i + 1].strip():
                 spans.append((start, i + 1))
@@ -122,6 +130,18 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def asks(sentence: str) -> bool:
+    """The sentence ends with a question mark (a character so named, in any script; '?!' too)."""
+    end = sentence.rstrip(" \t\n\"'”’»)）*_!！")[-1:]
+    return bool(end) and "QUESTION MARK" in unicodedata.name(end, "")
+
+
+def asked(text: str, pos: int, before: int) -> bool:
+    """The sentence going on at `pos` asks, and ends before `before` ('C? No, D.')."""
+    end = next((b for a, b in sentences(text) if b > pos), len(text))
+    return end <= before and asks(text[pos:end])
+
+
 def _full_stop_ends(text: str, i: int) -> bool:
     before = text[i - 1] if i else ""
     after = text[i + 1] if i + 1 < len(text) else ""
@@ -137,6 +157,74 @@ def _full_stop_ends(text: str, i: int) -> bool:
         return False  # 'Rs. 18', 'Nr. 5', 'Vol. 2', 'USD. 18': a capitalised abbreviation before its number
     following = re.match(r"\s+(\S)", text[i + 1:i + 4])
     return not (following and following.group(1).islower())  # 'approx. as', 'etc. and': an abbreviation
+
+
+# $$..$$, $..$, \[..\], \(..\): bounded lengths keep the scan linear enough on hostile text
+MATH_SPAN_RE = re.compile(r"\$\$([^$]{1,2000}?)\$\$|\$([^$]{1,2000}?)\$|\\\[(.{1,2000}?)\\\]|\\\((.{1,2000}?)\\\)", re.S)
+
+
+def span_text(m: re.Match) -> str:
+    return next(g for g in m.groups() if g is not None).strip()
+
+
+def plain_maths(text: str) -> str | None:
+    """The statement with its maths spans holding only a number written as that number
+    ('$14$ jars' -> '14 jars', '$1{,}234$' -> '1,234', '$\\frac{3}{4}$' -> '3/4'); None when a span
+    holds more (a formula: the maths readers decide)."""
+    if "$" not in text and "\\(" not in text and "\\[" not in text:
+        return text
+    out, pos = [], 0
+    for m in MATH_SPAN_RE.finditer(text):
+        inner = re.sub(r",\\!\s*", ",", span_text(m)).replace("{,}", ",").replace("\\,", "")
+        inner = re.sub(r"\\text\{\s*([^{}]*)\}", r" \1", inner).strip()
+        frac = re.fullmatch(r"\\[dt]?frac\{(\d+)\}\{(\d+)\}", inner)
+        if frac:
+            inner = f"{frac.group(1)}/{frac.group(2)}"
+        elif not re.fullmatch(r"[-−]?\d[\d,.]*(?:\\?%)?(?:\s+[^\W\d_][^\W\d_\s]*)?", inner):
+            return None
+        out.append(text[pos:m.start()] + inner.replace("\\%", "%"))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,10}(?:\s[^<>\n]{0,60})?/?>")
+
+
+def clean(text: str) -> str:
+    """Markdown emphasis and code marks as spaces ('**14**'), digits of any script as ASCII,
+    full-width forms as ASCII (not '＄', money marked so by extract.py, nor '，', which is never a
+    decimal comma): same length, so the positions of the values stay."""
+    text = ascii_digits(text)
+    if not text.isascii():
+        text = "".join(_narrow(c) for c in text)
+    if "\\" in text or "{" in text:  # LaTeX thousands written on purpose: 12{,}480, 10,\!080, 8\,076
+        text = re.sub(r"(?<=\d)(?:\{,\}|,\\!\s*)(?=\d{3})", ",", text)
+        text = re.sub(r"(?<=\d)\\,(?=\d{3})", " ", text)
+    if not any(c in text for c in "*_`#><"):
+        return text  # (no marks, no tags)
+
+    def emphasis(m: re.Match) -> str:
+        before = text[: m.start()].rstrip()[-1:]
+        after = text[m.end():].lstrip()[:1]
+        spaced = text[m.start() - 1: m.start()] == " " and text[m.end(): m.end() + 1] == " "
+        operator = m.group()[0] == "*" and len(m.group()) <= 2 and (
+            spaced or (before.isdigit() or before == ")") and (after.isdigit() or after == "("))
+        return m.group() if operator else " " * len(m.group())  # ' * ' and '3*4' multiply; '*14*' is emphasis
+    text = re.sub(r"\*+|(?<![^\W_])_+|_+(?![^\W_])|`+|^[ \t]*[#>]+|(?<=\n)[ \t]*[#>]+", emphasis, text)
+    # markup tags ('<b>18</b>', '<span class="x">'): marks like '**', not words
+    text = HTML_TAG_RE.sub(lambda m: " " * len(m.group()), text)
+    return text
+
+
+@lru_cache(maxsize=4096)
+def _narrow(ch: str) -> str:
+    """A full-width form as its ASCII character (its Unicode decomposition is '<wide> …'), but
+    '＄' (money, marked so by extract.py) and '，' (never a decimal comma)."""
+    if ch in "\uff04\uff0c" or ch.isascii() or not unicodedata.decomposition(ch).startswith("<wide>"):
+        return ch
+    narrow = unicodedata.normalize("NFKC", ch)
+    return narrow if len(narrow) == 1 else ch
 
 
 # --- where the answer is: boxes, tags, tables, JSON ------------------------------------------------

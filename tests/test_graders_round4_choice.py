@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 pytestmark = pytest.mark.lexicon_regression
 
 from evalsuite.graders import grade
-from evalsuite.graders.choice import extract_choice
-from evalsuite.graders.choice_statement import latin_lookalikes, read_statement
+from evalsuite.graders.choice import extract_choice, latin_lookalikes
+from evalsuite.graders.clauses import read_letters
 from evalsuite.graders.region import cut_at_turn_end as cut_template_debris
 
 CASES_DIR = Path(__file__).resolve().parent / "grader_cases"
@@ -99,12 +99,12 @@ def test_template_debris_ends_the_response():
 
 
 def test_the_statement_structure():
-    s = read_statement("The answer is not B but D.", "ABCDE")
-    assert s.asserted == {"D"} and s.rejected == {"B"} and s.decisive
-    s = read_statement("A or C.", "ABCDE")
-    assert s.hedged
-    s = read_statement("Cevap A, D değil.", "ABCDE")  # a comma is no list before a negation after
-    assert s.asserted == {"A"} and s.rejected == {"D"}
+    s = read_letters("The answer is not B but D.", "ABCDE")
+    assert s.stated == {"D"} and s.rejected == {"B"} and s.decisive and s.kind == "one"
+    s = read_letters("A or C.", "ABCDE")
+    assert s.kind == "hedge"
+    s = read_letters("Cevap A, D değil.", "ABCDE")  # a comma is no list before a negation after
+    assert s.stated == {"A"} and s.rejected == {"D"}
 
 
 # --- invariants over generated answers -----------------------------------------------------

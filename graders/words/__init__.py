@@ -74,14 +74,15 @@ def known_language(text: str) -> bool:
     where its statement holds words around its values; a short text or a script without spaces is
     not judged."""
     tail = text[-4000:]
-    if any(unicodedata.category(c) == "Lo" for c in tail):
+    if not tail.isascii() and any(unicodedata.category(c) == "Lo" for c in tail):
         return True
     spaced = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", tail)[-400:]
     return len(spaced) < 20 or any(len(w) > 2 and placed(w) for w in spaced)  # ('si', 'ya': too short to tell)
 
 
 def numbers(grammar: str) -> dict:
-    """The number words of every language read by `grammar` ('slavic', 'malay', 'generic')."""
+    """The number words of every language read by `grammar` ('generic': numbers.py's grammar of digits,
+    fixed values, multipliers and scales)."""
     return {w: v for m in LANGUAGES.values() if getattr(m, "GRAMMAR", "") == grammar for w, v in m.NUMBERS.items()}
 
 
@@ -92,27 +93,85 @@ def is_letter(ch: str) -> bool:
 
 # The lexicons are module constants of a few hundred entries: keyed by the tuple's identity, a
 # lookup costs no hash of every entry (an lru_cache hashed the whole tuple on each of the ~13
-# calls a statement makes: a quarter of a GSM8K grade's time). The tuple is kept with its value,
-# so its id is never reused while cached.
-_COMPILED: dict[int, tuple[tuple[str, ...], re.Pattern, frozenset[str]]] = {}
+# calls a statement makes). The tuple is kept with its value, so its id is never reused while cached.
+_COMPILED: dict[int, tuple] = {}
 _identity = builtins.id   # (the name `id` is Indonesian's module here)
 
 
-def _compiled(words: tuple[str, ...]) -> tuple[tuple[str, ...], re.Pattern, frozenset[str]]:
+@lru_cache(maxsize=8192)
+def fold(ch: str) -> str:
+    """A character as the precheck compares it: any two characters that re.IGNORECASE takes for one
+    another fold alike (casefold, compatibility decomposition without its marks, dotless i as i)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", ch.casefold()) if not unicodedata.combining(c)).replace("ı", "i")
+
+
+def _words(entry: str) -> frozenset[str]:
+    """The entry's runs of letters and marks, folded: each is a whole word of a text the entry matches
+    as a whole word (the first starts the match, the last ends it, the others lie between marks)."""
+    return words_of(entry) if entry.isascii() else frozenset("".join(map(fold, w)) for w in letter_runs(entry))
+
+
+@lru_cache(maxsize=64)
+def letter_runs(text: str) -> tuple[str, ...]:
+    """The runs of letters and marks of a text, as written."""
+    if text.isascii():
+        return tuple(re.findall(r"[A-Za-z]+", text))
+    out, start = [], None
+    for i, ch in enumerate(text):
+        if is_letter(ch):
+            start = i if start is None else start
+        elif start is not None:
+            out.append(text[start:i])
+            start = None
+    if start is not None:
+        out.append(text[start:])
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def words_of(text: str) -> frozenset[str]:
+    """The runs of letters and marks of a text, folded (one pass, remembered for the ~13 lexicons a
+    statement is read with)."""
+    if text.isascii():
+        return frozenset(w.lower() for w in letter_runs(text))
+    return frozenset("".join(map(fold, w)) for w in letter_runs(text))
+
+
+@lru_cache(maxsize=64)
+def _chars_of(text: str) -> frozenset[str]:
+    return frozenset(map(fold, set(text)))
+
+
+def _compiled(words: tuple[str, ...]) -> tuple:
+    """(the tuple, its alternatives, its glued entries, the words of its spaced entries by one of their
+    words, those words, the folded first characters of the entries matched anywhere)."""
     entry = _COMPILED.get(_identity(words))
     if entry is None or entry[0] is not words:
         # ('~' alone is the tilde of '6~8', not the mark of a glued entry: no entry is empty)
-        ordered = sorted({w[1:] if w.startswith("~") and len(w) > 1 else w for w in words},
-                         key=lambda w: (-len(w), w))  # the same under any hash seed
-        entry = (words, re.compile("|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), re.I),
-                 frozenset(w[1:].lower() for w in words if w.startswith("~") and len(w) > 1))
+        bare = {w[1:] if w.startswith("~") and len(w) > 1 else w for w in words}
+        ordered = sorted(bare, key=lambda w: (-len(w), w))  # the same under any hash seed
+        glued_entries = frozenset(w[1:].lower() for w in words if w.startswith("~") and len(w) > 1)
+        by_word: dict[str, set[frozenset[str]]] = {}   # a word of a spaced entry -> the words of each such entry
+        for w in bare:
+            if is_letter(w[0]):
+                runs = _words(w)
+                by_word.setdefault(min(runs), set()).add(runs)
+        entry = (words, "|".join(re.escape(w).replace("\\ ", r"\s+") for w in ordered), glued_entries,
+                 {word: tuple(entries) for word, entries in by_word.items()}, frozenset(by_word),
+                 frozenset(fold(w[0]) for w in bare if w.lower() in glued_entries or not is_letter(w[0])))
         _COMPILED[_identity(words)] = entry
     return entry
 
 
 def pattern(words: tuple[str, ...]) -> re.Pattern:
-    """One pattern for a lexicon, longest entries first (boundaries: see find)."""
-    return _compiled(words)[1]
+    """One pattern for a lexicon, longest entries first (boundaries: see find); compiled when first
+    run (most lexicons never pass find's precheck on most statements)."""
+    return _pattern(_compiled(words)[1])
+
+
+@lru_cache(maxsize=None)
+def _pattern(alternatives: str) -> re.Pattern:
+    return re.compile(alternatives, re.I)
 
 
 def _glued(words: tuple[str, ...]) -> frozenset[str]:
@@ -129,8 +188,17 @@ def bounded(text: str, m: re.Match, words: tuple[str, ...]) -> bool:
 
 
 def find(words: tuple[str, ...], text: str, start: int = 0, end: int | None = None) -> list[re.Match]:
-    """Every whole-word entry of the lexicon in text[start:end]."""
-    return [m for m in pattern(words).finditer(text, start, len(text) if end is None else end) if bounded(text, m, words)]
+    """Every whole-word entry of the lexicon in text[start:end].
+
+    Checked first, by sets: every word of a spaced entry matched as a whole word is a whole word of
+    the text (folded as IGNORECASE folds); a glued entry or one that opens with a mark needs one of
+    its first characters. Where no entry can match so, there is no match and the lexicon's pattern
+    (hundreds of alternatives) is not run."""
+    compiled, present = _compiled(words), words_of(text)
+    if (compiled[4].isdisjoint(present) or not any(entry <= present for word in compiled[4] & present for entry in compiled[3][word])) \
+            and compiled[5].isdisjoint(_chars_of(text)):
+        return []
+    return [m for m in _pattern(compiled[1]).finditer(text, start, len(text) if end is None else end) if bounded(text, m, words)]
 
 
 def whole(words: tuple[str, ...], text: str) -> bool:

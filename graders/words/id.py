@@ -17,9 +17,9 @@ COMMENT = ("yaitu", "yakni")
 ADJUNCT_BEFORE = ("dalam", "selama", "setelah", "untuk", "setiap")
 COPULA = ("adalah", "ialah", "menjadi")
 SCALE = {"ribu": 10**3, "juta": 10**6}
-GRAMMAR = "malay"  # numbers.py: 'belas' (+10), 'puluh' (x10), 'ratus' (x100), 'ribu' and 'juta' multiply the section
-NUMBERS = {"nol": ("unit", 0), "satu": ("unit", 1), "dua": ("unit", 2), "tiga": ("unit", 3), "empat": ("unit", 4),
-           "lima": ("unit", 5), "enam": ("unit", 6), "tujuh": ("unit", 7), "delapan": ("unit", 8), "sembilan": ("unit", 9),
-           "sepuluh": ("fixed", 10), "sebelas": ("fixed", 11), "seratus": ("fixed", 100), "seribu": ("scale1", 1000),
-           "belas": ("plus", 10), "puluh": ("times", 10), "ratus": ("times", 100), "ribu": ("scale", 1000), "juta": ("scale", 10**6)}
+GRAMMAR = "generic"  # numbers.py: 'belas' (+10), 'puluh' (x10), 'ratus' (x100), 'ribu' and 'juta' multiply the section
+NUMBERS = {"nol": ("digit", 0), "satu": ("digit", 1), "dua": ("digit", 2), "tiga": ("digit", 3), "empat": ("digit", 4),
+           "lima": ("digit", 5), "enam": ("digit", 6), "tujuh": ("digit", 7), "delapan": ("digit", 8), "sembilan": ("digit", 9),
+           "sepuluh": ("fixed", 10), "sebelas": ("fixed", 11), "seratus": ("fixed", 100), "seribu": ("scale", 1000),
+           "belas": ("fixed", 10), "puluh": ("times", 10), "ratus": ("times", 100), "ribu": ("scale", 1000), "juta": ("scale", 10**6)}
 AMBIGUOUS = ("lima",)  # the city: alone it counts only in a hedge

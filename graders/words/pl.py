@@ -20,16 +20,16 @@ RIGHT = ("poprawna", "poprawny", "poprawne", "poprawnie")
 SCALE = {"tys": 10**3, "tysięcy": 10**3, "mln": 10**6, "milion": 10**6, "milionów": 10**6}
 PREPOSITION = ("z", "ze", "od", "u", "do")
 PRONOUN = ("on", "ona", "oni", "my", "ja", "razem", "łącznie")
-GRAMMAR = "slavic"
+GRAMMAR = "generic"
 NUMBERS = {
-    **dict.fromkeys(("zero",), ("unit", 0)), **dict.fromkeys(("jeden", "jedna", "jedno"), ("unit", 1)),
-    **dict.fromkeys(("dwa", "dwie"), ("unit", 2)), "trzy": ("unit", 3), "cztery": ("unit", 4), "pięć": ("unit", 5),
-    "sześć": ("unit", 6), "siedem": ("unit", 7), "osiem": ("unit", 8), "dziewięć": ("unit", 9),
-    **{w: ("teen", 10 + i) for i, w in enumerate(("dziesięć", "jedenaście", "dwanaście", "trzynaście", "czternaście",
+    **dict.fromkeys(("zero",), ("digit", 0)), **dict.fromkeys(("jeden", "jedna", "jedno"), ("digit", 1)),
+    **dict.fromkeys(("dwa", "dwie"), ("digit", 2)), "trzy": ("digit", 3), "cztery": ("digit", 4), "pięć": ("digit", 5),
+    "sześć": ("digit", 6), "siedem": ("digit", 7), "osiem": ("digit", 8), "dziewięć": ("digit", 9),
+    **{w: ("fixed", 10 + i) for i, w in enumerate(("dziesięć", "jedenaście", "dwanaście", "trzynaście", "czternaście",
                                                  "piętnaście", "szesnaście", "siedemnaście", "osiemnaście", "dziewiętnaście"))},
-    **{w: ("ten", 20 + 10 * i) for i, w in enumerate(("dwadzieścia", "trzydzieści", "czterdzieści", "pięćdziesiąt",
+    **{w: ("fixed", 20 + 10 * i) for i, w in enumerate(("dwadzieścia", "trzydzieści", "czterdzieści", "pięćdziesiąt",
                                                      "sześćdziesiąt", "siedemdziesiąt", "osiemdziesiąt", "dziewięćdziesiąt"))},
-    **{w: ("hundred", 100 * (i + 1)) for i, w in enumerate(("sto", "dwieście", "trzysta", "czterysta", "pięćset", "sześćset",
+    **{w: ("fixed", 100 * (i + 1)) for i, w in enumerate(("sto", "dwieście", "trzysta", "czterysta", "pięćset", "sześćset",
                                                            "siedemset", "osiemset", "dziewięćset"))},
     **dict.fromkeys(("tysiąc", "tysiące", "tysięcy"), ("scale", 10**3)),
     **dict.fromkeys(("milion", "miliony", "milionów"), ("scale", 10**6)),
